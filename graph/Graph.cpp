@@ -1,0 +1,287 @@
+#include "graph/Graph.h"
+
+#include "graph/DegreeStats.h"
+#include "support/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <optional>
+
+namespace gnnjit::graph {
+
+std::string_view indexTypeName(IndexType type) { return type == IndexType::Int32 ? "int32" : "int64"; }
+
+struct Graph::Lazy {
+  std::once_flag outgoingOnce;
+  Csr outgoing;
+  std::once_flag statsOnce;
+  std::unique_ptr<DegreeStats> stats;
+};
+
+namespace {
+
+void validate(const EdgeList &edges) {
+  if (edges.numNodes < 0)
+    throwUserError("the graph declares {} nodes; a node count cannot be negative", edges.numNodes);
+  if (edges.src.size() != edges.dst.size())
+    throwInternalError("edge list has {} sources but {} destinations", edges.src.size(), edges.dst.size());
+  if (edges.hasWeights() && edges.weight.size() != edges.src.size())
+    throwUserError("the graph has {} edges but {} edge weights; give one weight per edge or none",
+                   edges.src.size(), edges.weight.size());
+  const int64_t n = edges.numNodes;
+  for (size_t k = 0; k < edges.src.size(); ++k) {
+    const int64_t s = edges.src[k], d = edges.dst[k];
+    if (s < 0 || s >= n || d < 0 || d >= n)
+      throwUserError("edge {} ({} -> {}) names node {}, but the graph has {} nodes (valid ids are 0..{})", k, s,
+                     d, (s < 0 || s >= n) ? s : d, n, n - 1);
+    if (edges.hasWeights() && !std::isfinite(edges.weight[k]))
+      throwUserError("edge {} ({} -> {}) has weight {}; edge weights must be finite", k, s, d, edges.weight[k]);
+  }
+}
+
+/// The edges a CSR is built from: the input plus what cleaning adds. Index k
+/// below numKept is an input edge (id inputId[k], or k when inputId is
+/// empty); the rest are added edges, in the order their ids are given.
+struct Candidates {
+  std::vector<int64_t> src, dst, inputId;
+  std::vector<float> weight;
+  int64_t numInput = 0; ///< candidates that are input edges
+};
+
+Candidates gatherCandidates(const EdgeList &edges, const BuildOptions &options) {
+  Candidates c;
+  const bool weighted = edges.hasWeights();
+  const bool dropLoops = options.selfLoops == SelfLoops::Remove;
+  for (int64_t k = 0; k < edges.numEdges(); ++k) {
+    if (dropLoops && edges.src[k] == edges.dst[k])
+      continue;
+    c.src.push_back(edges.src[k]);
+    c.dst.push_back(edges.dst[k]);
+    if (dropLoops)
+      c.inputId.push_back(k);
+    if (weighted)
+      c.weight.push_back(edges.weight[k]);
+  }
+  c.numInput = static_cast<int64_t>(c.src.size());
+  if (options.symmetrize) {
+    for (int64_t k = 0; k < c.numInput; ++k) {
+      if (c.src[k] == c.dst[k])
+        continue;
+      c.src.push_back(c.dst[k]);
+      c.dst.push_back(c.src[k]);
+      if (weighted)
+        c.weight.push_back(c.weight[k]);
+    }
+  }
+  if (options.selfLoops == SelfLoops::AddMissing) {
+    for (int64_t i = 0; i < edges.numNodes; ++i) {
+      c.src.push_back(i);
+      c.dst.push_back(i);
+      if (weighted)
+        c.weight.push_back(1.0f);
+    }
+  }
+  return c;
+}
+
+/// Candidate indices grouped by destination, each row ordered by (source,
+/// candidate index); rowStart has numNodes + 1 entries.
+struct SortedCandidates {
+  std::vector<int64_t> rowStart;
+  std::vector<int64_t> order;
+};
+
+SortedCandidates sortByDestination(const int64_t *src, const int64_t *dst, int64_t count, int64_t numNodes) {
+  // Two stable counting sorts (by source, then by destination) leave each
+  // row ordered by (source, candidate index) in linear time.
+  const auto countingSort = [&](const int64_t *key, const std::vector<int64_t> *input, std::vector<int64_t> &start) {
+    start.assign(static_cast<size_t>(numNodes) + 1, 0);
+    for (int64_t k = 0; k < count; ++k)
+      ++start[static_cast<size_t>(key[k]) + 1];
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    std::vector<int64_t> cursor(start.begin(), start.end() - 1);
+    std::vector<int64_t> out(static_cast<size_t>(count));
+    for (int64_t p = 0; p < count; ++p) {
+      const int64_t k = input ? (*input)[static_cast<size_t>(p)] : p;
+      out[static_cast<size_t>(cursor[static_cast<size_t>(key[k])]++)] = k;
+    }
+    return out;
+  };
+  SortedCandidates s;
+  std::vector<int64_t> bySourceStart;
+  const std::vector<int64_t> bySource = countingSort(src, nullptr, bySourceStart);
+  s.order = countingSort(dst, &bySource, s.rowStart);
+  return s;
+}
+
+/// Decides which sorted candidates become edges. Within a run of equal
+/// (source, destination): input edges come first (lower candidate index);
+/// with removeDuplicates only the first is kept, otherwise all input edges
+/// are kept, and an added edge is kept only when the run has no input edge.
+std::vector<bool> chooseKept(const SortedCandidates &sorted, const int64_t *src, int64_t numInput,
+                             bool removeDuplicates) {
+  std::vector<bool> kept(sorted.order.size(), false);
+  const size_t rows = sorted.rowStart.size() - 1;
+  for (size_t i = 0; i < rows; ++i) {
+    const int64_t end = sorted.rowStart[i + 1];
+    for (int64_t runBegin = sorted.rowStart[i]; runBegin < end;) {
+      const int64_t source = src[sorted.order[static_cast<size_t>(runBegin)]];
+      int64_t runEnd = runBegin + 1;
+      while (runEnd < end && src[sorted.order[static_cast<size_t>(runEnd)]] == source)
+        ++runEnd;
+      kept[static_cast<size_t>(runBegin)] = true; // input edge if the run has one
+      if (!removeDuplicates)
+        for (int64_t p = runBegin + 1; p < runEnd && sorted.order[static_cast<size_t>(p)] < numInput; ++p)
+          kept[static_cast<size_t>(p)] = true;
+      runBegin = runEnd;
+    }
+  }
+  return kept;
+}
+
+IndexType chooseIndexType(IndexChoice choice, int64_t numNodes, int64_t numEdges) {
+  const int64_t limit = std::numeric_limits<int32_t>::max();
+  const bool fits = numNodes <= limit && numEdges <= limit;
+  switch (choice) {
+  case IndexChoice::Int64:
+    return IndexType::Int64;
+  case IndexChoice::Int32:
+    if (!fits)
+      throwUserError("int32 indices were asked for, but the graph has {} nodes and {} edges (int32 holds at most {}); "
+                     "use automatic or int64 indices",
+                     numNodes, numEdges, limit);
+    return IndexType::Int32;
+  case IndexChoice::Auto:
+    break;
+  }
+  return fits ? IndexType::Int32 : IndexType::Int64;
+}
+
+template <typename Index>
+Csr emitCsr(const SortedCandidates &sorted, const std::vector<bool> &kept, const Candidates *cand,
+            const EdgeList &edges, int64_t numKept) {
+  const int64_t *src = cand ? cand->src.data() : edges.src.data();
+  const std::vector<float> &weightIn = cand ? cand->weight : edges.weight;
+  const int64_t numInput = cand ? cand->numInput : edges.numEdges();
+  const int64_t numNodes = edges.numNodes;
+
+  // Added edges are numbered after the input ids, in candidate order.
+  std::vector<int64_t> addedId;
+  if (cand && static_cast<int64_t>(cand->src.size()) > cand->numInput) {
+    addedId.assign(cand->src.size() - static_cast<size_t>(cand->numInput), -1);
+    for (size_t p = 0; p < kept.size(); ++p)
+      if (kept[p] && sorted.order[p] >= numInput)
+        addedId[static_cast<size_t>(sorted.order[p] - numInput)] = 0;
+    int64_t next = edges.numEdges();
+    for (int64_t &id : addedId)
+      if (id == 0)
+        id = next++;
+  }
+
+  CsrArrays<Index> a;
+  a.offsets.resize(static_cast<size_t>(numNodes) + 1);
+  a.indices.resize(static_cast<size_t>(numKept));
+  a.edgeIds.resize(static_cast<size_t>(numKept));
+  std::vector<float> weights(weightIn.empty() ? 0 : static_cast<size_t>(numKept));
+  int64_t out = 0;
+  for (int64_t i = 0; i < numNodes; ++i) {
+    a.offsets[static_cast<size_t>(i)] = static_cast<Index>(out);
+    for (int64_t p = sorted.rowStart[static_cast<size_t>(i)]; p < sorted.rowStart[static_cast<size_t>(i) + 1]; ++p) {
+      if (!kept[static_cast<size_t>(p)])
+        continue;
+      const int64_t k = sorted.order[static_cast<size_t>(p)];
+      int64_t id = k;
+      if (k >= numInput)
+        id = addedId[static_cast<size_t>(k - numInput)];
+      else if (cand && !cand->inputId.empty())
+        id = cand->inputId[static_cast<size_t>(k)];
+      a.indices[static_cast<size_t>(out)] = static_cast<Index>(src[k]);
+      a.edgeIds[static_cast<size_t>(out)] = static_cast<Index>(id);
+      if (!weights.empty())
+        weights[static_cast<size_t>(out)] = weightIn[static_cast<size_t>(k)];
+      ++out;
+    }
+  }
+  a.offsets[static_cast<size_t>(numNodes)] = static_cast<Index>(out);
+  return Csr(std::move(a), std::move(weights));
+}
+
+template <typename Index> Csr transposeArrays(const CsrArrays<Index> &in, const std::vector<float> &w, int64_t numCols) {
+  const int64_t rows = static_cast<int64_t>(in.offsets.size()) - 1;
+  const size_t edges = in.indices.size();
+  CsrArrays<Index> out;
+  out.offsets.assign(static_cast<size_t>(numCols) + 1, 0);
+  for (Index c : in.indices)
+    ++out.offsets[static_cast<size_t>(c) + 1];
+  std::partial_sum(out.offsets.begin(), out.offsets.end(), out.offsets.begin());
+  std::vector<Index> cursor(out.offsets.begin(), out.offsets.end() - 1);
+  out.indices.resize(edges);
+  out.edgeIds.resize(edges);
+  out.peerPositions.resize(edges);
+  std::vector<float> weights(w.empty() ? 0 : edges);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (Index p = in.offsets[static_cast<size_t>(r)]; p < in.offsets[static_cast<size_t>(r) + 1]; ++p) {
+      const size_t q = static_cast<size_t>(cursor[static_cast<size_t>(in.indices[static_cast<size_t>(p)])]++);
+      out.indices[q] = static_cast<Index>(r);
+      out.edgeIds[q] = in.edgeIds[static_cast<size_t>(p)];
+      out.peerPositions[q] = p;
+      if (!weights.empty())
+        weights[q] = w[static_cast<size_t>(p)];
+    }
+  }
+  return Csr(std::move(out), std::move(weights));
+}
+
+} // namespace
+
+Csr transpose(const Csr &csr, int64_t numCols) {
+  return csr.visit([&](const auto &a) { return transposeArrays(a, csr.weights(), numCols); });
+}
+
+Graph Graph::fromEdges(const EdgeList &edges, const BuildOptions &options) {
+  validate(edges);
+  // Fail before sorting (which allocates per node) when int32 cannot work.
+  if (options.index == IndexChoice::Int32)
+    (void)chooseIndexType(options.index, edges.numNodes, 0);
+  const bool needsCandidates = options.symmetrize || options.selfLoops != SelfLoops::Keep;
+  std::optional<Candidates> cand;
+  if (needsCandidates)
+    cand = gatherCandidates(edges, options);
+  const int64_t *src = cand ? cand->src.data() : edges.src.data();
+  const int64_t *dst = cand ? cand->dst.data() : edges.dst.data();
+  const int64_t count = cand ? static_cast<int64_t>(cand->src.size()) : edges.numEdges();
+  const int64_t numInput = cand ? cand->numInput : count;
+
+  const SortedCandidates sorted = sortByDestination(src, dst, count, edges.numNodes);
+  const std::vector<bool> kept = chooseKept(sorted, src, numInput, options.removeDuplicates);
+  const int64_t numKept = std::count(kept.begin(), kept.end(), true);
+
+  const IndexType type = chooseIndexType(options.index, edges.numNodes, numKept);
+  Csr incoming = type == IndexType::Int32
+                     ? emitCsr<int32_t>(sorted, kept, cand ? &*cand : nullptr, edges, numKept)
+                     : emitCsr<int64_t>(sorted, kept, cand ? &*cand : nullptr, edges, numKept);
+  return Graph(edges.numNodes, edges.numEdges(), std::move(incoming));
+}
+
+Graph::Graph(int64_t numNodes, int64_t numInputEdges, Csr incoming)
+    : numNodes_(numNodes), numInputEdges_(numInputEdges), incoming_(std::move(incoming)),
+      lazy_(std::make_unique<Lazy>()) {}
+
+Graph::Graph(Graph &&) noexcept = default;
+Graph &Graph::operator=(Graph &&) noexcept = default;
+Graph::~Graph() = default;
+
+const Csr &Graph::outgoing() const {
+  std::call_once(lazy_->outgoingOnce, [this] { lazy_->outgoing = transpose(incoming_, numNodes_); });
+  return lazy_->outgoing;
+}
+
+const DegreeStats &Graph::stats() const {
+  std::call_once(lazy_->statsOnce, [this] { lazy_->stats = std::make_unique<DegreeStats>(DegreeStats::compute(*this)); });
+  return *lazy_->stats;
+}
+
+} // namespace gnnjit::graph

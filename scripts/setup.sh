@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gnnjit builds with, when missing. Idempotent:
+# a no-op when everything is present. The CUDA toolkit is not installed here:
+# it is expected in its standard location (CMake's FindCUDAToolkit finds it).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++       # build
+  llvm-14-dev                 # LLVM ADT (StringRef, SmallVector, DenseMap), static LLVMSupport
+  libfmt-dev                  # formatting, source writer
+  doctest-dev                 # unit tests
+  libcli11-dev                # command line
+  nlohmann-json3-dev          # JSON output and tuning records
+  zlib1g-dev                  # .gz inputs
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "setup: the CUDA toolkit (nvcc, NVRTC, cuSPARSE) was not found; install CUDA 12.4+ in its standard location" >&2
+  exit 1
+fi

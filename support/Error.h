@@ -1,0 +1,36 @@
+// Two kinds of error, as DESIGN.md asks: the user's (bad input, bad graph,
+// bad options: say what and how to fix it) and internal (a bug in gnnjit).
+#pragma once
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace gnnjit {
+
+/// A problem with what the user gave us. The message says what is wrong and,
+/// where it can, how to fix it.
+class UserError : public std::runtime_error {
+public:
+  explicit UserError(const std::string &message) : std::runtime_error(message) {}
+};
+
+/// A broken invariant inside gnnjit: a bug, never the user's fault.
+class InternalError : public std::logic_error {
+public:
+  explicit InternalError(const std::string &message)
+      : std::logic_error("internal error (a bug in gnnjit, please report it): " + message) {}
+};
+
+template <typename... Args>
+[[noreturn]] void throwUserError(fmt::format_string<Args...> format, Args &&...args) {
+  throw UserError(fmt::format(format, std::forward<Args>(args)...));
+}
+
+template <typename... Args>
+[[noreturn]] void throwInternalError(fmt::format_string<Args...> format, Args &&...args) {
+  throw InternalError(fmt::format(format, std::forward<Args>(args)...));
+}
+
+} // namespace gnnjit
