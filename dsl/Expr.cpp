@@ -339,7 +339,7 @@ ExprPtr Saved::make(SavedKind what, ExprPtr forward) {
   switch (what) {
   case SavedKind::Value:
     node->setType(f->shape(), f->dtype(), Level::Dst);
-    if (f->level() != Level::Dst && f->level() != Level::Global)
+    if (f->level() != Level::Dst)
       node->fail("only per-destination forward values are saved");
     break;
   case SavedKind::SoftmaxProb:
@@ -350,8 +350,8 @@ ExprPtr Saved::make(SavedKind what, ExprPtr forward) {
   case SavedKind::ArgMatch: {
     node->setType(f->shape(), DType::F32, Level::Edge);
     const auto *agg = llvm::dyn_cast<Aggregate>(f.get());
-    if (!agg || (agg->reduce() != Reduce::Max && agg->reduce() != Reduce::Min))
-      node->fail("arg_match refers to a max or min aggregation");
+    if (!agg || (agg->reduce() != Reduce::Max && agg->reduce() != Reduce::Min) || agg->over() != Over::InEdges)
+      node->fail("arg_match refers to a max or min aggregation over in-edges");
     break;
   }
   }

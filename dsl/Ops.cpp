@@ -25,6 +25,9 @@ Expr tanh(const Expr &x) { return unary(UnaryOp::Tanh, x); }
 Expr abs(const Expr &x) { return unary(UnaryOp::Abs, x); }
 Expr min(const Expr &a, const Expr &b) { return binary(BinaryOp::Min, a, b); }
 Expr max(const Expr &a, const Expr &b) { return binary(BinaryOp::Max, a, b); }
+Expr greater(const Expr &a, const Expr &b) { return binary(BinaryOp::Greater, a, b); }
+Expr greaterEqual(const Expr &a, const Expr &b) { return binary(BinaryOp::GreaterEqual, a, b); }
+Expr select(const Expr &cond, const Expr &a, const Expr &b) { return Select::make(cond.node(), a.node(), b.node()); }
 Expr scale(const Expr &x, double factor) { return x * Expr(factor); }
 
 Expr sum(const Expr &x, Axis axis) { return SumAxis::make(x.node(), axis); }

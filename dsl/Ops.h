@@ -43,6 +43,11 @@ Expr tanh(const Expr &x);
 Expr abs(const Expr &x);
 Expr min(const Expr &a, const Expr &b);
 Expr max(const Expr &a, const Expr &b);
+/// 1 where a > b (a >= b), else 0.
+Expr greater(const Expr &a, const Expr &b);
+Expr greaterEqual(const Expr &a, const Expr &b);
+/// cond != 0 ? a : b; only the chosen side's value is used.
+Expr select(const Expr &cond, const Expr &a, const Expr &b);
 /// x * factor, for a compile-time constant factor.
 Expr scale(const Expr &x, double factor);
 
