@@ -1,4 +1,4 @@
-#include "RunCommand.h"
+#include "RunGnnjit.h"
 #include "TestData.h"
 
 #include <doctest/doctest.h>

@@ -1,0 +1,99 @@
+#include "layers/Library.h"
+
+#include "support/Error.h"
+
+#include <fmt/format.h>
+
+namespace gnnjit::layers {
+
+const std::vector<LayerInfo> &library() {
+  static const std::vector<LayerInfo> entries = {
+      {.name = "gcn",
+       .summary = "out_i = sum_j d_j^-1/2 w_ji d_i^-1/2 x_j, d = (weighted) in-degree, d^-1/2 = 0 where d = 0",
+       .pygClass = "torch_geometric.nn.GCNConv",
+       .familyHint = "spmm",
+       .options = "dim, weighted",
+       .outside = "x = lin(x) before; + bias after; self loops: build with --self-loops add",
+       .build = gcn},
+      {.name = "graphconv",
+       .summary = "out_i = sum_j w_ji x_j (or mean)",
+       .pygClass = "torch_geometric.nn.GraphConv",
+       .familyHint = "spmm",
+       .options = "dim, aggregation (sum|mean), weighted",
+       .outside = "after: lin_rel(out) + lin_root(x)",
+       .build = graphConv},
+      {.name = "sage",
+       .summary = "out_i = mean_j x_j (or max, min, sum)",
+       .pygClass = "torch_geometric.nn.SAGEConv",
+       .familyHint = "spmm (mean, sum) / reduction (max, min)",
+       .options = "dim, aggregation (mean|max|min|sum)",
+       .outside = "after: lin_l(out) + lin_r(x)",
+       .build = sage},
+      {.name = "gin",
+       .summary = "out_i = sum_j x_j + (1 + eps) x_i",
+       .pygClass = "torch_geometric.nn.GINConv",
+       .familyHint = "spmm",
+       .options = "dim, trainEps, eps",
+       .outside = "after: nn(out)",
+       .build = gin},
+      {.name = "gat",
+       .summary = "out_i = ||_h sum_j softmax_j(leaky_relu(<x_j, att_src> + <x_i, att_dst>)) x_j",
+       .pygClass = "torch_geometric.nn.GATConv",
+       .familyHint = "attention",
+       .hasHeads = true,
+       .options = "dim, heads, concat, negativeSlope, edgeFeatures",
+       .outside = "x = lin(x).view(-1, H, C) before; + bias after; self loops: build with --self-loops add",
+       .build = gat},
+      {.name = "gatv2",
+       .summary = "out_i = ||_h sum_j softmax_j(<att, leaky_relu(xl_j + xr_i)>) xl_j",
+       .pygClass = "torch_geometric.nn.GATv2Conv",
+       .familyHint = "attention",
+       .hasHeads = true,
+       .options = "dim, heads, concat, negativeSlope, edgeFeatures",
+       .outside = "xl = lin_l(x) (source side), xr = lin_r(x) (destination side) before; + bias after; self "
+                  "loops: build with --self-loops add",
+       .build = gatv2},
+      {.name = "transformer",
+       .summary = "out_i = ||_h sum_j softmax_j(<q_i, k_j + e_ji> / sqrt(C)) (v_j + e_ji)",
+       .pygClass = "torch_geometric.nn.TransformerConv",
+       .familyHint = "attention",
+       .hasHeads = true,
+       .options = "dim, heads, concat, edgeFeatures",
+       .outside = "q, k, v (and e) projections before; + lin_skip(x) (root weight, beta gate) after",
+       .build = transformer},
+      {.name = "agnn",
+       .summary = "out_i = sum_j softmax_j(beta cos(x_i, x_j)) x_j",
+       .pygClass = "torch_geometric.nn.AGNNConv",
+       .familyHint = "attention",
+       .options = "dim",
+       .outside = "nothing (AGNNConv has no projection); self loops: build with --self-loops add",
+       .build = agnn},
+      {.name = "edgeconv",
+       .summary = "out_i = max_j (a_i + b_j); Linear nn [W1 | W2] + c: a = x (W1 - W2)^T + c, b = x W2^T",
+       .pygClass = "torch_geometric.nn.EdgeConv",
+       .familyHint = "reduction (max, min) / spmm-like (sum, mean)",
+       .options = "dim, aggregation (max|min|mean|sum)",
+       .outside = "a and b from the Linear's split weight before; nothing after",
+       .build = edgeConv},
+  };
+  return entries;
+}
+
+std::vector<std::string> layerNames() {
+  std::vector<std::string> names;
+  for (const LayerInfo &info : library())
+    names.push_back(info.name);
+  return names;
+}
+
+const LayerInfo &findLayer(std::string_view name) {
+  for (const LayerInfo &info : library())
+    if (info.name == name)
+      return info;
+  throwUserError("no library layer is named '{}'; the known layers are: {} (`gnnjit layers` describes them)", name,
+                 fmt::join(layerNames(), ", "));
+}
+
+dsl::Layer buildLayer(std::string_view name, const LayerOptions &options) { return findLayer(name).build(options); }
+
+} // namespace gnnjit::layers

@@ -1,0 +1,31 @@
+// Which GPU, if any, kernels are compiled for.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gnnjit::runtime {
+
+/// The arch compiled for when there is no device and none was asked for (H200).
+inline constexpr std::string_view kCompileOnlyArch = "sm_90";
+
+/// Whether a CUDA device and a driver to reach it are present. Checked once per
+/// process; false on a machine without a GPU or without libcuda.
+bool hasCudaDevice();
+
+/// The current device's ordinal, or -1 when there is no device.
+int currentDevice();
+
+/// "sm_XY" of the current device, or nothing when there is none (compile-only).
+std::optional<std::string> deviceArch();
+
+/// Returns `arch` when it is "sm_NN" or "sm_NNa" (NN: 2 or 3 digits) and this
+/// NVRTC can target it; otherwise throws UserError saying what is accepted.
+std::string validateArch(std::string_view arch);
+
+/// The arch to compile for: `forced` (validated) when given, else the
+/// device's, else kCompileOnlyArch.
+std::string targetArch(std::string_view forced = {});
+
+} // namespace gnnjit::runtime

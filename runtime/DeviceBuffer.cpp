@@ -1,0 +1,67 @@
+#include "runtime/DeviceBuffer.h"
+
+#include "runtime/CudaCheck.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace gnnjit::runtime {
+
+DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
+  if (bytes == 0)
+    return; // an empty buffer needs neither memory nor a device
+  cudaCheck(cudaMalloc(&data_, bytes), fmt::format("cudaMalloc({} bytes)", bytes));
+}
+
+DeviceMemory::~DeviceMemory() {
+  if (data_)
+    (void)cudaFree(data_); // a destructor cannot report; a failed free leaks nothing we could reclaim
+}
+
+DeviceMemory::DeviceMemory(DeviceMemory &&other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+DeviceMemory &DeviceMemory::operator=(DeviceMemory &&other) noexcept {
+  if (this != &other) {
+    DeviceMemory old(std::move(*this));
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void DeviceMemory::checkRange(size_t bytes, size_t offset, const char *what) const {
+  if (offset > bytes_ || bytes > bytes_ - offset)
+    throwInternalError("{} of {} bytes at offset {} overruns a device buffer of {} bytes", what, bytes, offset,
+                       bytes_);
+}
+
+void DeviceMemory::copyFromHost(const void *host, size_t bytes, size_t offset, cudaStream_t stream) {
+  checkRange(bytes, offset, "upload");
+  if (bytes == 0)
+    return;
+  char *target = static_cast<char *>(data_) + offset;
+  cudaCheck(stream ? cudaMemcpyAsync(target, host, bytes, cudaMemcpyHostToDevice, stream)
+                   : cudaMemcpy(target, host, bytes, cudaMemcpyHostToDevice),
+            fmt::format("cudaMemcpy(host to device, {} bytes)", bytes));
+}
+
+void DeviceMemory::copyToHost(void *host, size_t bytes, size_t offset, cudaStream_t stream) const {
+  checkRange(bytes, offset, "download");
+  if (bytes == 0)
+    return;
+  const char *source = static_cast<const char *>(data_) + offset;
+  cudaCheck(stream ? cudaMemcpyAsync(host, source, bytes, cudaMemcpyDeviceToHost, stream)
+                   : cudaMemcpy(host, source, bytes, cudaMemcpyDeviceToHost),
+            fmt::format("cudaMemcpy(device to host, {} bytes)", bytes));
+}
+
+void DeviceMemory::fillZero(cudaStream_t stream) {
+  if (bytes_ == 0)
+    return;
+  cudaCheck(stream ? cudaMemsetAsync(data_, 0, bytes_, stream) : cudaMemset(data_, 0, bytes_),
+            fmt::format("cudaMemset({} bytes)", bytes_));
+}
+
+} // namespace gnnjit::runtime
