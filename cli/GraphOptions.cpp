@@ -8,15 +8,17 @@
 
 namespace gnnjit::cli {
 
-void addGraphOptions(CLI::App &command, GraphArgs &args) {
+void addGraphOptions(CLI::App &command, GraphArgs &args, GraphArgStyle style) {
   command
-      .add_option("GRAPH", args.spec,
+      .add_option(style == GraphArgStyle::Positional ? "GRAPH" : "--graph", args.spec,
                   "A graph file (.mtx, .gr, SNAP edge list; .gz too), a dataset folder, a dataset name looked up in "
                   "$GNNJIT_DATA, ./data, ../shared/datasets, or a generator spec (rmat:scale=20,ef=16,seed=0; "
                   "grid:side=1024; er:n=100000,deg=100; sbm:n=...; ba:n=...)")
       ->capture_default_str();
   command.add_flag("--symmetrize", args.symmetrize, "Add the reverse of every edge that lacks one");
-  command.add_option("--self-loops", args.selfLoops, "keep, remove, or add (to nodes that have none)")
+  command
+      .add_option("--self-loops", args.selfLoops,
+                  "keep, remove, or add (to nodes that have none; what GCN/GAT/GATv2/AGNN do in PyG)")
       ->check(CLI::IsMember({"keep", "remove", "add"}))
       ->capture_default_str();
   command.add_flag("--dedupe", args.removeDuplicates, "Keep one edge per (source, destination)");

@@ -22,9 +22,12 @@ struct GraphArgs {
   std::string index = "auto";
 };
 
-/// Adds GRAPH (positional, optional) and --symmetrize, --self-loops,
-/// --dedupe, --index to `command`.
-void addGraphOptions(CLI::App &command, GraphArgs &args);
+/// How a subcommand takes its graph: `info GRAPH` or `run --graph GRAPH`.
+enum class GraphArgStyle { Positional, Flag };
+
+/// Adds the graph (optional, default kDefaultGraph) and --symmetrize,
+/// --self-loops, --dedupe, --index to `command`.
+void addGraphOptions(CLI::App &command, GraphArgs &args, GraphArgStyle style = GraphArgStyle::Positional);
 
 struct LoadedGraph {
   graph::Dataset dataset; ///< features, labels, splits where the source has them; edges emptied

@@ -2,6 +2,7 @@
 
 #include "dsl/IRVisitor.h"
 #include "layers/Library.h"
+#include "lower/Pipeline.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>
@@ -15,7 +16,11 @@ namespace gnnjit::cli {
 
 namespace {
 
-constexpr const char *kFamilyStatus = "not yet classified";
+/// The family the lowering classifies the layer into, with the per-stage
+/// reasons (e.g. "attention: sum of edgeSoftmax(score) x value").
+std::string familyOf(const dsl::Layer &layer) {
+  return std::string(lower::familyName(lower::lowerLayer(layer).family()));
+}
 
 struct LayersArgs {
   std::vector<std::string> names;
@@ -88,7 +93,7 @@ nlohmann::ordered_json layerJson(const layers::LayerInfo &info, const dsl::Layer
   return {{"name", info.name},
           {"summary", info.summary},
           {"pyg_class", info.pygClass},
-          {"family", kFamilyStatus},
+          {"family", familyOf(layer)},
           {"family_hint", info.familyHint},
           {"options", info.options},
           {"outside", info.outside},
@@ -103,7 +108,7 @@ void printText(const layers::LayerInfo &info, const dsl::Layer &layer, const lay
                bool printIr) {
   fmt::print("{}  ({})\n", info.name, info.pygClass);
   fmt::print("  {}\n", info.summary);
-  fmt::print("  family:  {} (pending lowering); design expects {}\n", kFamilyStatus, info.familyHint);
+  fmt::print("  family:  {} (as lowered with these options; design table: {})\n", familyOf(layer), info.familyHint);
   fmt::print("  options: {}\n", info.options);
   fmt::print("  outside: {}\n", info.outside);
   const std::vector<InputRow> rows = inputRows(layer);

@@ -115,24 +115,6 @@ struct RunArgs {
   std::string dumpDir;
 };
 
-/// --graph plus the cleaning options of cli/GraphOptions.h, bound to the
-/// same GraphArgs fields (addGraphOptions makes GRAPH a positional instead).
-void addGraphFlag(CLI::App &cmd, GraphArgs &args) {
-  cmd.add_option("--graph", args.spec,
-                 "A graph file (.mtx, .gr, SNAP edge list; .gz too), a dataset folder, a dataset name (cora, ...) "
-                 "or a generator spec, as `gnnjit info` takes")
-      ->capture_default_str();
-  cmd.add_flag("--symmetrize", args.symmetrize, "Add the reverse of every edge that lacks one");
-  cmd.add_option("--self-loops", args.selfLoops,
-                 "keep, remove, or add (to nodes that have none; what GCN/GAT/GATv2/AGNN do in PyG)")
-      ->check(CLI::IsMember({"keep", "remove", "add"}))
-      ->capture_default_str();
-  cmd.add_flag("--dedupe", args.removeDuplicates, "Keep one edge per (source, destination)");
-  cmd.add_option("--index", args.index, "Index type: auto (int32 when it fits), int32, int64")
-      ->check(CLI::IsMember({"auto", "int32", "int64"}))
-      ->capture_default_str();
-}
-
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -364,7 +346,7 @@ void addRunCommand(CLI::App &app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App *cmd = app.add_subcommand("run", "Run a library layer on a graph (forward, and backward with --backward)");
   cmd->add_option("--layer", args->layer, "Library layer name (see `gnnjit layers`)")->required();
-  addGraphFlag(*cmd, args->graph);
+  addGraphOptions(*cmd, args->graph, GraphArgStyle::Flag);
   cmd->add_option("--backend", args->backend, "cpu (the fp64 reference executor); cuda is not built yet")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();

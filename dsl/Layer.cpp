@@ -38,6 +38,12 @@ uint64_t Layer::hash() const {
   return h;
 }
 
+Layer Layer::withOutputs(std::vector<LayerOutput> outputs) const {
+  Layer copy = *this;
+  copy.outputs_ = std::move(outputs);
+  return copy;
+}
+
 std::string Layer::hashHex() const { return fmt::format("{:016x}", hash()); }
 
 } // namespace gnnjit::dsl

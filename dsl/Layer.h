@@ -32,6 +32,10 @@ public:
   uint64_t hash() const;
   std::string hashHex() const;
 
+  /// The same layer with other output values (for passes that rewrite the
+  /// expressions; the caller keeps the outputs' meaning).
+  Layer withOutputs(std::vector<LayerOutput> outputs) const;
+
 private:
   friend class LayerBuilder;
   std::string name_;

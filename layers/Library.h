@@ -68,8 +68,9 @@ struct LayerInfo {
   std::string name;     ///< what `gnnjit run --layer` takes
   std::string summary;  ///< one line: the formula
   std::string pygClass; ///< the PyG 2.8 class it matches, e.g. "torch_geometric.nn.GATv2Conv"
-  /// The kernel family the design expects (DESIGN.md's table), a hint only:
-  /// the lowering's classification is what counts once it exists.
+  /// The kernel family DESIGN.md's table expects; `gnnjit layers` shows what
+  /// the lowering actually classifies (lower/Classify.h), and a test checks
+  /// that the two agree.
   std::string familyHint;
   /// Whether LayerOptions::heads applies (attention layers with heads).
   bool hasHeads = false;

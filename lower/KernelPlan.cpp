@@ -1,0 +1,39 @@
+#include "lower/KernelPlan.h"
+
+#include "dsl/Printer.h"
+
+#include <fmt/format.h>
+
+namespace gnnjit::lower {
+
+Family LoweredLayer::family() const {
+  // Attention dominates (its kernel also covers the rest of the layer's
+  // work in practice), then reduction, then SpMM.
+  Family f = Family::SpMM;
+  for (const AggregationStage &s : forward)
+    if (s.family == Family::Attention || (s.family == Family::Reduction && f == Family::SpMM))
+      f = s.family;
+  return f;
+}
+
+std::string LoweredLayer::print() const {
+  dsl::Printer printer;
+  std::vector<dsl::ExprPtr> roots;
+  for (const dsl::LayerOutput &out : layer.outputs())
+    roots.push_back(out.value);
+  std::string text = fmt::format("lowered {} (family {})\n", layer.name(), familyName(family()));
+  for (const std::string &line : printer.define(roots))
+    text += "  " + line + "\n";
+  for (const AggregationStage &s : forward)
+    text += fmt::format("  stage {}: {} ({}){}\n", printer.name(s.aggregate.get()), familyName(s.family), s.reason,
+                        s.family == Family::SpMM && !s.scalarWeight ? ", per-head weight" : "");
+  for (const dsl::ExprPtr &p : nodes.prologue)
+    text += fmt::format("  per-node {}\n", printer.name(p.get()));
+  text += fmt::format("  backward: {} aggregations:", backward.stages.size());
+  for (const AggregationStage &s : backward.stages)
+    text += fmt::format(" {}[{}]", familyName(s.family),
+                        dsl::overName(llvm::cast<dsl::Aggregate>(s.aggregate.get())->over()));
+  return text + "\n";
+}
+
+} // namespace gnnjit::lower
