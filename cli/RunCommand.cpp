@@ -3,6 +3,7 @@
 #include "cli/GraphOptions.h"
 #include "dsl/Differentiate.h"
 #include "layers/Library.h"
+#include "ref/Bindings.h"
 #include "ref/Executor.h"
 #include "support/Error.h"
 #include "support/Random.h"
@@ -139,19 +140,6 @@ Checksum checksum(const ref::Tensor &t) {
   return c;
 }
 
-/// Rows of the tensor bound to an input of this kind.
-int64_t rowsFor(dsl::InputKind kind, const graph::Graph &g) {
-  switch (kind) {
-  case dsl::InputKind::Node:
-    return g.numNodes();
-  case dsl::InputKind::Edge:
-    return g.numEdges();
-  case dsl::InputKind::Param:
-    return 1;
-  }
-  return 0;
-}
-
 ref::Tensor randomTensor(int64_t rows, int64_t cols, Rng rng) {
   ref::Tensor t(rows, cols);
   for (double &v : t.values)
@@ -223,7 +211,7 @@ void run(const RunArgs &args) {
   ref::TensorMap inputs;
   for (size_t k = 0; k < layer.inputs().size(); ++k) {
     const dsl::InputDecl &in = *layer.inputs()[k];
-    const int64_t rows = rowsFor(in.kind, g), cols = in.shape.size();
+    const int64_t rows = ref::bindingRows(in, g), cols = in.shape.size();
     inputs[in.name] = fromFiles ? loadChecked(args.inputsDir, in.name, rows, cols, "input")
                                 : randomTensor(rows, cols, base.fork(k + 1));
   }

@@ -4,6 +4,7 @@
 
 #include "dsl/Differentiate.h"
 #include "graph/Graph.h"
+#include "ref/Bindings.h"
 #include "ref/Executor.h"
 #include "support/Random.h"
 
@@ -20,10 +21,7 @@ inline ref::TensorMap randomInputs(const dsl::Layer &layer, const graph::Graph &
   Rng rng(seed);
   ref::TensorMap inputs;
   for (const dsl::InputPtr &in : layer.inputs()) {
-    const int64_t rows = in->kind == dsl::InputKind::Node   ? graph.numNodes()
-                         : in->kind == dsl::InputKind::Edge ? graph.numEdges()
-                                                            : 1;
-    ref::Tensor t(rows, in->shape.size());
+    ref::Tensor t(ref::bindingRows(*in, graph), in->shape.size());
     for (double &v : t.values)
       v = 2.0 * rng.uniform() - 1.0;
     inputs[in->name] = std::move(t);

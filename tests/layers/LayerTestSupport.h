@@ -5,6 +5,7 @@
 #include "dsl/Differentiate.h"
 #include "graph/Graph.h"
 #include "layers/Library.h"
+#include "ref/Bindings.h"
 #include "ref/Executor.h"
 #include "support/Random.h"
 
@@ -79,18 +80,6 @@ inline std::vector<LayerCase> allLayerCases(int64_t dim, int64_t heads) {
   return cases;
 }
 
-inline int64_t rowsFor(const dsl::InputDecl &in, const graph::Graph &g) {
-  switch (in.kind) {
-  case dsl::InputKind::Node:
-    return g.numNodes();
-  case dsl::InputKind::Edge:
-    return g.numEdges();
-  case dsl::InputKind::Param:
-    return 1;
-  }
-  return 0;
-}
-
 /// Uniform in [-1, 1]; continuous values, so max/min ties between
 /// different sources have probability zero.
 inline ref::Tensor randomTensor(int64_t rows, int64_t cols, Rng &rng) {
@@ -104,7 +93,7 @@ inline ref::TensorMap randomInputs(const dsl::Layer &layer, const graph::Graph &
   Rng rng(seed);
   ref::TensorMap inputs;
   for (const dsl::InputPtr &in : layer.inputs())
-    inputs[in->name] = randomTensor(rowsFor(*in, g), in->shape.size(), rng);
+    inputs[in->name] = randomTensor(ref::bindingRows(*in, g), in->shape.size(), rng);
   return inputs;
 }
 
