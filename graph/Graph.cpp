@@ -88,32 +88,48 @@ Candidates gatherCandidates(const EdgeList &edges, const BuildOptions &options) 
 }
 
 /// Candidate indices grouped by destination, each row ordered by (source,
-/// candidate index); rowStart has numNodes + 1 entries.
+/// candidate index); rowStart has numNodes + 1 entries and source[p] is the
+/// source of the candidate at position p (so later passes read it in order).
 struct SortedCandidates {
   std::vector<int64_t> rowStart;
   std::vector<int64_t> order;
+  std::vector<int64_t> source;
 };
 
 SortedCandidates sortByDestination(const int64_t *src, const int64_t *dst, int64_t count, int64_t numNodes) {
   // Two stable counting sorts (by source, then by destination) leave each
-  // row ordered by (source, candidate index) in linear time.
-  const auto countingSort = [&](const int64_t *key, const std::vector<int64_t> *input, std::vector<int64_t> &start) {
-    start.assign(static_cast<size_t>(numNodes) + 1, 0);
-    for (int64_t k = 0; k < count; ++k)
+  // row ordered by (source, candidate index) in linear time. The first
+  // carries the destinations along so the second reads them in order.
+  const size_t n = static_cast<size_t>(numNodes), m = static_cast<size_t>(count);
+  const auto bucketStarts = [&](const int64_t *key) {
+    std::vector<int64_t> start(n + 1, 0);
+    for (size_t k = 0; k < m; ++k)
       ++start[static_cast<size_t>(key[k]) + 1];
     std::partial_sum(start.begin(), start.end(), start.begin());
-    std::vector<int64_t> cursor(start.begin(), start.end() - 1);
-    std::vector<int64_t> out(static_cast<size_t>(count));
-    for (int64_t p = 0; p < count; ++p) {
-      const int64_t k = input ? (*input)[static_cast<size_t>(p)] : p;
-      out[static_cast<size_t>(cursor[static_cast<size_t>(key[k])]++)] = k;
-    }
-    return out;
+    return start;
   };
+  const std::vector<int64_t> bySourceStart = bucketStarts(src);
+  std::vector<int64_t> bySource(m), destOfBySource(m);
+  {
+    std::vector<int64_t> cursor(bySourceStart.begin(), bySourceStart.end() - 1);
+    for (size_t k = 0; k < m; ++k) {
+      const size_t p = static_cast<size_t>(cursor[static_cast<size_t>(src[k])]++);
+      bySource[p] = static_cast<int64_t>(k);
+      destOfBySource[p] = dst[k];
+    }
+  }
   SortedCandidates s;
-  std::vector<int64_t> bySourceStart;
-  const std::vector<int64_t> bySource = countingSort(src, nullptr, bySourceStart);
-  s.order = countingSort(dst, &bySource, s.rowStart);
+  s.rowStart = bucketStarts(dst);
+  s.order.resize(m);
+  s.source.resize(m);
+  std::vector<int64_t> cursor(s.rowStart.begin(), s.rowStart.end() - 1);
+  for (size_t j = 0; j < n; ++j) {
+    for (int64_t p = bySourceStart[j]; p < bySourceStart[j + 1]; ++p) {
+      const size_t q = static_cast<size_t>(cursor[static_cast<size_t>(destOfBySource[static_cast<size_t>(p)])]++);
+      s.order[q] = bySource[static_cast<size_t>(p)];
+      s.source[q] = static_cast<int64_t>(j);
+    }
+  }
   return s;
 }
 
@@ -121,16 +137,15 @@ SortedCandidates sortByDestination(const int64_t *src, const int64_t *dst, int64
 /// (source, destination): input edges come first (lower candidate index);
 /// with removeDuplicates only the first is kept, otherwise all input edges
 /// are kept, and an added edge is kept only when the run has no input edge.
-std::vector<bool> chooseKept(const SortedCandidates &sorted, const int64_t *src, int64_t numInput,
-                             bool removeDuplicates) {
+std::vector<bool> chooseKept(const SortedCandidates &sorted, int64_t numInput, bool removeDuplicates) {
   std::vector<bool> kept(sorted.order.size(), false);
   const size_t rows = sorted.rowStart.size() - 1;
   for (size_t i = 0; i < rows; ++i) {
     const int64_t end = sorted.rowStart[i + 1];
     for (int64_t runBegin = sorted.rowStart[i]; runBegin < end;) {
-      const int64_t source = src[sorted.order[static_cast<size_t>(runBegin)]];
+      const int64_t source = sorted.source[static_cast<size_t>(runBegin)];
       int64_t runEnd = runBegin + 1;
-      while (runEnd < end && src[sorted.order[static_cast<size_t>(runEnd)]] == source)
+      while (runEnd < end && sorted.source[static_cast<size_t>(runEnd)] == source)
         ++runEnd;
       kept[static_cast<size_t>(runBegin)] = true; // input edge if the run has one
       if (!removeDuplicates)
@@ -163,7 +178,6 @@ IndexType chooseIndexType(IndexChoice choice, int64_t numNodes, int64_t numEdges
 template <typename Index>
 Csr emitCsr(const SortedCandidates &sorted, const std::vector<bool> &kept, const Candidates *cand,
             const EdgeList &edges, int64_t numKept) {
-  const int64_t *src = cand ? cand->src.data() : edges.src.data();
   const std::vector<float> &weightIn = cand ? cand->weight : edges.weight;
   const int64_t numInput = cand ? cand->numInput : edges.numEdges();
   const int64_t numNodes = edges.numNodes;
@@ -190,7 +204,7 @@ Csr emitCsr(const SortedCandidates &sorted, const std::vector<bool> &kept, const
   for (int64_t i = 0; i < numNodes; ++i) {
     a.offsets[static_cast<size_t>(i)] = static_cast<Index>(out);
     for (int64_t p = sorted.rowStart[static_cast<size_t>(i)]; p < sorted.rowStart[static_cast<size_t>(i) + 1]; ++p) {
-      if (!kept[static_cast<size_t>(p)])
+      if (!kept.empty() && !kept[static_cast<size_t>(p)])
         continue;
       const int64_t k = sorted.order[static_cast<size_t>(p)];
       int64_t id = k;
@@ -198,7 +212,7 @@ Csr emitCsr(const SortedCandidates &sorted, const std::vector<bool> &kept, const
         id = addedId[static_cast<size_t>(k - numInput)];
       else if (cand && !cand->inputId.empty())
         id = cand->inputId[static_cast<size_t>(k)];
-      a.indices[static_cast<size_t>(out)] = static_cast<Index>(src[k]);
+      a.indices[static_cast<size_t>(out)] = static_cast<Index>(sorted.source[static_cast<size_t>(p)]);
       a.edgeIds[static_cast<size_t>(out)] = static_cast<Index>(id);
       if (!weights.empty())
         weights[static_cast<size_t>(out)] = weightIn[static_cast<size_t>(k)];
@@ -256,8 +270,11 @@ Graph Graph::fromEdges(const EdgeList &edges, const BuildOptions &options) {
   const int64_t numInput = cand ? cand->numInput : count;
 
   const SortedCandidates sorted = sortByDestination(src, dst, count, edges.numNodes);
-  const std::vector<bool> kept = chooseKept(sorted, src, numInput, options.removeDuplicates);
-  const int64_t numKept = std::count(kept.begin(), kept.end(), true);
+  // Without duplicates to drop or added edges to filter every candidate is
+  // kept: skip a pass of random reads (empty `kept` means all).
+  const bool keepAll = !options.removeDuplicates && numInput == count;
+  const std::vector<bool> kept = keepAll ? std::vector<bool>() : chooseKept(sorted, numInput, options.removeDuplicates);
+  const int64_t numKept = keepAll ? count : std::count(kept.begin(), kept.end(), true);
 
   const IndexType type = chooseIndexType(options.index, edges.numNodes, numKept);
   Csr incoming = type == IndexType::Int32
