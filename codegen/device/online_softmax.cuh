@@ -43,7 +43,10 @@ struct OnlineSoftmax {
   GNNJIT_DEVICE SoftmaxStep merge(const OnlineSoftmax &other) {
     const float newMax = fmaxf(max, other.max);
     const SoftmaxStep step{scaleFactor(max, newMax), scaleFactor(other.max, newMax)};
-    sum = sum * step.rescale + other.sum * step.weight;
+    // Unfused on purpose: two lanes merging each other's states hold the
+    // same two products in swapped roles; an fma would round them
+    // differently and the lanes would disagree in the last bit.
+    sum = __fadd_rn(__fmul_rn(sum, step.rescale), __fmul_rn(other.sum, step.weight));
     max = newMax;
     return step;
   }
