@@ -1,0 +1,52 @@
+// Emits CUDA code that computes one element (h, d) of a DSL expression, for
+// the edge or node a kernel is working on. Leaves are read through the
+// context (kernels decide where inputs, degrees and saved values live);
+// broadcasting follows dsl/Type.h: an operand axis of size 1 reads index 0.
+// Sums over an axis become a serial loop in the emitting thread.
+#pragma once
+
+#include "codegen/SourceWriter.h"
+#include "dsl/Expr.h"
+
+#include <functional>
+#include <map>
+#include <string>
+
+namespace gnnjit::codegen {
+
+struct ExprEmitContext {
+  /// C expression reading element `offset` (an int expression in [0, heads *
+  /// dim)) of an input at a level: e.g. "x[(long long)j * 32 + (offset)]".
+  std::function<std::string(const dsl::InputDecl &, dsl::Level, const std::string &offset)> readInput;
+  /// C expression of a graph quantity at a level (e.g. "in_degree[j]").
+  std::function<std::string(dsl::GraphQuantity, dsl::Level)> graphValue;
+  /// Nodes a kernel computes itself (aggregates, softmax probabilities,
+  /// saved values): C expression of element `offset`, or empty when the
+  /// kernel has none for this node (then emitting it is an internal error).
+  std::function<std::string(const dsl::ExprNode &, const std::string &offset)> readComputed;
+};
+
+class ExprEmitter {
+public:
+  ExprEmitter(SourceWriter &writer, ExprEmitContext context) : w_(writer), ctx_(std::move(context)) {}
+
+  /// Emits statements computing element (h, d) of `e` (h, d: C int
+  /// expressions) and returns the name of the float variable holding it.
+  /// Values emitted earlier at the same scope for the same (node, h, d) are
+  /// reused; call forget() when leaving the scope they were emitted in.
+  std::string element(const dsl::ExprPtr &e, const std::string &h, const std::string &d);
+  void forget() { cache_.clear(); }
+
+private:
+  std::string emit(const dsl::ExprNode &n, const std::string &h, const std::string &d);
+  std::string operand(const dsl::ExprPtr &op, const std::string &h, const std::string &d);
+
+  SourceWriter &w_;
+  ExprEmitContext ctx_;
+  std::map<std::tuple<const dsl::ExprNode *, std::string, std::string>, std::string> cache_;
+};
+
+/// An exact C spelling of a constant as float ("float(0.20000000000000001)").
+std::string floatLiteral(double value);
+
+} // namespace gnnjit::codegen
