@@ -32,6 +32,6 @@ if ((${#missing[@]})); then
 fi
 
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
-  echo "setup: the CUDA toolkit (nvcc, NVRTC, cuSPARSE) was not found; install CUDA 12.4+ in its standard location" >&2
+  echo "setup: the CUDA toolkit (nvcc, NVRTC, cuSPARSE) was not found; install the CUDA toolkit (tested with 13.0) in its standard location" >&2
   exit 1
 fi
