@@ -4,19 +4,37 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <utility>
 
 namespace gnnjit::runtime {
+
+namespace {
+std::atomic<size_t> liveBytes{0}, peakBytes{0};
+
+void countAllocation(size_t bytes) {
+  const size_t now = liveBytes.fetch_add(bytes) + bytes;
+  size_t peak = peakBytes.load();
+  while (now > peak && !peakBytes.compare_exchange_weak(peak, now)) {
+  }
+}
+} // namespace
+
+DeviceMemoryUse deviceMemoryUse() { return {liveBytes.load(), peakBytes.load()}; }
+void resetDeviceMemoryPeak() { peakBytes.store(liveBytes.load()); }
 
 DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
   if (bytes == 0)
     return; // an empty buffer needs neither memory nor a device
   cudaCheck(cudaMalloc(&data_, bytes), fmt::format("cudaMalloc({} bytes)", bytes));
+  countAllocation(bytes);
 }
 
 DeviceMemory::~DeviceMemory() {
-  if (data_)
+  if (data_) {
     (void)cudaFree(data_); // a destructor cannot report; a failed free leaks nothing we could reclaim
+    liveBytes.fetch_sub(bytes_);
+  }
 }
 
 DeviceMemory::DeviceMemory(DeviceMemory &&other) noexcept

@@ -15,6 +15,14 @@
 
 namespace gnnjit::runtime {
 
+/// Bytes held by all DeviceMemory objects of this process: now and the most
+/// since the last resetDeviceMemoryPeak() (what --json reports as peak).
+struct DeviceMemoryUse {
+  size_t live = 0, peak = 0;
+};
+DeviceMemoryUse deviceMemoryUse();
+void resetDeviceMemoryPeak();
+
 /// Untyped device bytes. Every failure throws CudaError naming the call and size.
 class DeviceMemory {
 public:

@@ -53,6 +53,17 @@ template <int Width, typename T> GNNJIT_DEVICE T groupBroadcast(T value, int src
   return __shfl_sync(mask, value, srcLane, Width);
 }
 
+/// The lanes of this thread's group, for shuffles of groups that may run
+/// different trip counts or leave early (a whole-warp mask would then wait
+/// on lanes that never arrive).
+template <int Width> GNNJIT_DEVICE unsigned groupMask() {
+  static_assert(isGroupWidth(Width), "group width must be a power of two in [1, 32]");
+  if constexpr (Width == 32)
+    return kFullMask;
+  else
+    return ((1u << Width) - 1u) << (static_cast<int>(threadIdx.x) & 31 & ~(Width - 1));
+}
+
 /// This thread's lane within its group, and its group's index in the block.
 template <int Width> GNNJIT_DEVICE int groupLane() {
   static_assert(isGroupWidth(Width), "group width must be a power of two in [1, 32]");

@@ -1,0 +1,70 @@
+#include "codegen/KernelContext.h"
+
+#include "support/Error.h"
+
+#include <fmt/format.h>
+
+namespace gnnjit::codegen {
+
+using namespace gnnjit::dsl;
+
+std::string inputParamName(const std::string &input) { return "in_" + input; }
+std::string inputStrideName(const std::string &input) { return "in_" + input + "_ld"; }
+std::string outputParamName(const std::string &output) { return "out_" + output; }
+std::string outputStrideName(const std::string &output) { return "out_" + output + "_ld"; }
+std::string aggregateParamName(int index) { return fmt::format("agg{}", index); }
+std::string aggregateStrideName(int index) { return fmt::format("agg{}_ld", index); }
+
+namespace {
+
+const std::string &nodeAt(const LeafPlaces &places, Level level) {
+  const std::string &node = level == Level::Src ? places.srcNode : places.dstNode;
+  if (node.empty())
+    throwInternalError("a kernel reads a {} value where it has no {} node", levelName(level), levelName(level));
+  return node;
+}
+
+} // namespace
+
+ExprEmitContext kernelContext(ParamList &params, const LeafPlaces &places) {
+  ExprEmitContext ctx;
+  ctx.readInput = [&params, &places](const InputDecl &in, Level at, const std::string &offset) {
+    const std::string data =
+        params.use(ParamKind::InputData, in.name, inputParamName(in.name), "const float* __restrict__");
+    if (at == Level::Global)
+      return fmt::format("{}[{}]", data, offset);
+    if (at == Level::Edge)
+      throwInternalError("edge input {} read by a kernel without per-edge inputs", in.name);
+    const std::string ld = params.use(ParamKind::InputStride, in.name, inputStrideName(in.name), "long long");
+    return fmt::format("{}[(long long)({}) * {} + ({})]", data, nodeAt(places, at), ld, offset);
+  };
+  ctx.graphValue = [&params, &places](GraphQuantity q, Level at) -> std::string {
+    if (q == GraphQuantity::EdgeWeight) {
+      if (!places.weighted)
+        return "1.0f";
+      if (places.position.empty())
+        throwInternalError("an edge weight read outside an edge loop");
+      return fmt::format("{}[{}]", params.use(ParamKind::CsrWeights, "", "csr_weights", "const float* __restrict__"),
+                         places.position);
+    }
+    const std::string name(graphQuantityName(q));
+    return fmt::format("{}[{}]",
+                       params.use(ParamKind::NodeQuantity, name, "q_" + name, "const float* __restrict__"),
+                       nodeAt(places, at));
+  };
+  ctx.readComputed = [&params, &places](const ExprNode &n, const std::string &offset) -> std::string {
+    if (auto it = places.inVariables.find(&n); it != places.inVariables.end())
+      return it->second;
+    if (auto it = places.inBuffers.find(&n); it != places.inBuffers.end()) {
+      const std::string data = params.use(ParamKind::AggregateData, std::to_string(it->second),
+                                           aggregateParamName(it->second), "const float* __restrict__");
+      const std::string ld = params.use(ParamKind::AggregateStride, std::to_string(it->second),
+                                         aggregateStrideName(it->second), "long long");
+      return fmt::format("{}[(long long)({}) * {} + ({})]", data, places.bufferRow, ld, offset);
+    }
+    return {};
+  };
+  return ctx;
+}
+
+} // namespace gnnjit::codegen

@@ -1,0 +1,73 @@
+#include "codegen/KernelParams.h"
+
+#include "support/Error.h"
+
+#include <fmt/format.h>
+
+namespace gnnjit::codegen {
+
+std::string_view paramKindName(ParamKind kind) {
+  switch (kind) {
+  case ParamKind::RowOffsets:
+    return "row_offsets";
+  case ParamKind::ColIndices:
+    return "col_indices";
+  case ParamKind::CsrWeights:
+    return "csr_weights";
+  case ParamKind::NumRows:
+    return "num_rows";
+  case ParamKind::NodeQuantity:
+    return "node_quantity";
+  case ParamKind::InputData:
+    return "input";
+  case ParamKind::InputStride:
+    return "input_stride";
+  case ParamKind::AggregateData:
+    return "aggregate";
+  case ParamKind::AggregateStride:
+    return "aggregate_stride";
+  case ParamKind::OutputData:
+    return "output";
+  case ParamKind::OutputStride:
+    return "output_stride";
+  case ParamKind::Partials:
+    return "partials";
+  case ParamKind::NumPartials:
+    return "num_partials";
+  case ParamKind::SegmentRows:
+    return "segment_rows";
+  case ParamKind::SegmentBegins:
+    return "segment_begins";
+  case ParamKind::NumSegments:
+    return "num_segments";
+  case ParamKind::HeavyRows:
+    return "heavy_rows";
+  case ParamKind::HeavyFirstSegment:
+    return "heavy_first_segment";
+  case ParamKind::NumHeavyRows:
+    return "num_heavy_rows";
+  case ParamKind::EdgeValues:
+    return "edge_values";
+  }
+  return "?";
+}
+
+std::string ParamList::use(ParamKind kind, std::string ref, std::string name, std::string ctype) {
+  for (const KernelParam &p : params_)
+    if (p.kind == kind && p.ref == ref)
+      return p.name;
+  for (const KernelParam &p : params_)
+    if (p.name == name)
+      throwInternalError("kernel parameter name {} used for two things", name);
+  params_.push_back({kind, std::move(ref), std::move(name), std::move(ctype)});
+  return params_.back().name;
+}
+
+std::string ParamList::signature() const {
+  std::string s;
+  for (const KernelParam &p : params_)
+    s += fmt::format("{}{} {}", s.empty() ? "" : ", ", p.ctype, p.name);
+  return s;
+}
+
+} // namespace gnnjit::codegen

@@ -1,0 +1,73 @@
+// The parameters of a generated kernel, recorded while its body is emitted:
+// each says what the executor binds to it (a CSR array, a node quantity, an
+// input, an aggregate buffer, an output), so launching needs no per-kernel
+// host code. Every parameter is 8 bytes: a pointer or a long long.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gnnjit::codegen {
+
+enum class ParamKind : uint8_t {
+  RowOffsets,    ///< CSR offsets of the rows the kernel walks
+  ColIndices,    ///< CSR column of each position
+  CsrWeights,    ///< the graph's edge weight at each CSR position
+  NumRows,       ///< long long: rows of the grid (nodes, or 1 for global values)
+  NodeQuantity,  ///< float per node; `ref` names the dsl::GraphQuantity
+  InputData,     ///< float rows of the input `ref`
+  InputStride,   ///< long long row stride (floats) of the input `ref`
+  AggregateData, ///< float rows of aggregate buffer `ref` (its index in the plan)
+  AggregateStride,
+  OutputData,    ///< float rows of the output `ref` (a layer output or a gradient)
+  OutputStride,
+  Partials,      ///< float scratch rows of a two-pass reduction or of row segments
+  NumPartials,   ///< long long: rows of Partials
+  SegmentRows,   ///< heavy-row segments: the row of each (index type)
+  SegmentBegins, ///< long long: the first CSR position of each segment
+  NumSegments,   ///< long long
+  HeavyRows,     ///< rows split into segments (index type)
+  HeavyFirstSegment, ///< long long, one more than HeavyRows: each heavy row's first segment
+  NumHeavyRows,  ///< long long
+  EdgeValues,    ///< float per CSR position, written (cuSPARSE's matrix values)
+};
+std::string_view paramKindName(ParamKind kind);
+
+struct KernelParam {
+  ParamKind kind;
+  std::string ref;   ///< what the kind refers to (input name, aggregate index, ...)
+  std::string name;  ///< the C parameter name
+  std::string ctype; ///< its C type
+};
+
+/// Parameters in the order they were first asked for (deterministic,
+/// because emission is). Asking twice for the same (kind, ref) gives the
+/// same name.
+class ParamList {
+public:
+  std::string use(ParamKind kind, std::string ref, std::string name, std::string ctype);
+  const std::vector<KernelParam> &params() const { return params_; }
+  /// "const float* __restrict__ x, long long x_ld, ...".
+  std::string signature() const;
+
+private:
+  std::vector<KernelParam> params_;
+};
+
+/// One entry point of a generated module and what to bind to it.
+struct GeneratedKernel {
+  std::string entry;
+  std::vector<KernelParam> params;
+  int blockThreads = 256;
+};
+
+/// One generated source (one NVRTC compile) and its entry points.
+struct GeneratedModule {
+  std::string name;   ///< file stem: "<layer>_<pass>_<what>"
+  std::string source; ///< with provenance header
+  std::vector<GeneratedKernel> kernels;
+};
+
+} // namespace gnnjit::codegen

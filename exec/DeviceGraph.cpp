@@ -1,0 +1,140 @@
+#include "exec/DeviceGraph.h"
+
+#include "support/Error.h"
+
+#include <span>
+
+namespace gnnjit::exec {
+
+namespace {
+
+template <typename T> runtime::DeviceMemory uploadBytes(const std::vector<T> &host) {
+  runtime::DeviceMemory memory(host.size() * sizeof(T));
+  if (!host.empty())
+    memory.copyFromHost(host.data(), host.size() * sizeof(T));
+  return memory;
+}
+
+const graph::Csr &hostCsr(const graph::Graph &g, Direction d) {
+  return d == Direction::In ? g.incoming() : g.outgoing();
+}
+
+} // namespace
+
+DeviceGraph::CsrOnDevice &DeviceGraph::upload(Direction direction) {
+  if (auto it = csrs_.find(direction); it != csrs_.end())
+    return it->second;
+  const graph::Csr &csr = hostCsr(graph_, direction);
+  CsrOnDevice device;
+  csr.visit([&](const auto &a) {
+    device.offsets = uploadBytes(a.offsets);
+    device.indices = uploadBytes(a.indices);
+  });
+  if (csr.hasWeights())
+    device.weights = runtime::DeviceBuffer<float>::fromHost(csr.weights());
+  return csrs_.emplace(direction, std::move(device)).first->second;
+}
+
+DeviceCsrView DeviceGraph::csr(Direction direction) {
+  CsrOnDevice &device = upload(direction);
+  DeviceCsrView view;
+  view.rows = view.cols = graph_.numNodes();
+  view.nnz = graph_.numEdges();
+  view.index = graph_.indexType();
+  view.offsets = device.offsets.data();
+  view.indices = device.indices.data();
+  return view;
+}
+
+const float *DeviceGraph::csrWeights(Direction direction) {
+  CsrOnDevice &device = upload(direction);
+  return device.weights.empty() ? nullptr : device.weights.data();
+}
+
+const float *DeviceGraph::nodeQuantity(std::string_view name) {
+  if (auto it = quantities_.find(name); it != quantities_.end())
+    return it->second.data();
+  const int64_t n = graph_.numNodes();
+  std::vector<float> values(static_cast<size_t>(n), 0.0f);
+  if (name == dsl::graphQuantityName(dsl::GraphQuantity::InDegree)) {
+    for (int64_t i = 0; i < n; ++i)
+      values[static_cast<size_t>(i)] = static_cast<float>(graph_.incoming().degree(i));
+  } else if (name == dsl::graphQuantityName(dsl::GraphQuantity::OutDegree)) {
+    for (int64_t j = 0; j < n; ++j)
+      values[static_cast<size_t>(j)] = static_cast<float>(graph_.outgoing().degree(j));
+  } else if (name == dsl::graphQuantityName(dsl::GraphQuantity::WeightedInDegree)) {
+    const graph::Csr &in = graph_.incoming();
+    for (int64_t i = 0; i < n; ++i) {
+      double sum = 0; // the reference sums in double; so do we, once
+      for (int64_t p = in.rowBegin(i); p < in.rowEnd(i); ++p)
+        sum += in.hasWeights() ? in.weights()[static_cast<size_t>(p)] : 1.0;
+      values[static_cast<size_t>(i)] = static_cast<float>(sum);
+    }
+  } else {
+    throwInternalError("no per-node graph quantity named {}", name);
+  }
+  auto [it, inserted] = quantities_.emplace(std::string(name), runtime::DeviceBuffer<float>::fromHost(values));
+  return it->second.data();
+}
+
+const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshold) {
+  const auto key = std::make_pair(direction, threshold);
+  if (auto it = segments_.find(key); it != segments_.end())
+    return it->second;
+  if (threshold <= 0)
+    throwInternalError("heavy-row segments of {} edges", threshold);
+  const graph::Csr &csr = hostCsr(graph_, direction);
+  std::vector<int64_t> segRows, segBegins, heavyRows, heavyFirst{0};
+  for (int64_t row = 0; row < csr.numRows(); ++row) {
+    const int64_t begin = csr.rowBegin(row), end = csr.rowEnd(row);
+    if (end - begin <= threshold)
+      continue;
+    heavyRows.push_back(row);
+    for (int64_t p = begin; p < end; p += threshold) {
+      segRows.push_back(row);
+      segBegins.push_back(p);
+    }
+    heavyFirst.push_back(static_cast<int64_t>(segBegins.size()));
+  }
+  HeavySegments s;
+  s.numSegments = static_cast<int64_t>(segBegins.size());
+  s.numHeavyRows = static_cast<int64_t>(heavyRows.size());
+  auto indexBytes = [&](const std::vector<int64_t> &v) {
+    if (graph_.indexType() == graph::IndexType::Int64)
+      return uploadBytes(v);
+    return uploadBytes(std::vector<int32_t>(v.begin(), v.end()));
+  };
+  s.segmentRows = indexBytes(segRows);
+  s.heavyRows = indexBytes(heavyRows);
+  s.segmentBegins = runtime::DeviceBuffer<int64_t>::fromHost(segBegins);
+  s.heavyFirstSegment = runtime::DeviceBuffer<int64_t>::fromHost(heavyFirst);
+  return segments_.emplace(key, std::move(s)).first->second;
+}
+
+CusparseSpmm &DeviceGraph::cusparse(Direction direction, const std::string &key,
+                                    const std::function<void(float *)> &fill) {
+  const auto id = std::make_pair(direction, key);
+  if (auto it = cusparse_.find(id); it != cusparse_.end())
+    return *it->second.spmm;
+  CusparseEntry entry;
+  entry.values = runtime::DeviceBuffer<float>(static_cast<size_t>(graph_.numEdges()));
+  if (graph_.numEdges() > 0)
+    fill(entry.values.data());
+  entry.spmm = std::make_unique<CusparseSpmm>(csr(direction), entry.values.data());
+  return *cusparse_.emplace(id, std::move(entry)).first->second.spmm;
+}
+
+size_t DeviceGraph::deviceBytes() const {
+  size_t bytes = 0;
+  for (const auto &[d, c] : csrs_)
+    bytes += c.offsets.bytes() + c.indices.bytes() + c.weights.bytes();
+  for (const auto &[n, q] : quantities_)
+    bytes += q.bytes();
+  for (const auto &[k, s] : segments_)
+    bytes += s.segmentRows.bytes() + s.segmentBegins.bytes() + s.heavyRows.bytes() + s.heavyFirstSegment.bytes();
+  for (const auto &[k, c] : cusparse_)
+    bytes += c.values.bytes() + c.spmm->workspaceBytes();
+  return bytes;
+}
+
+} // namespace gnnjit::exec

@@ -1,0 +1,22 @@
+// The rule that picks how an SpMM aggregation runs on a given graph: the
+// variant (generated kernel or cuSPARSE) and the generated kernel's shape,
+// from the degree statistics and the feature width. A simple rule, not a
+// search; the autotuner replaces it later.
+#pragma once
+
+#include "exec/Program.h"
+#include "graph/DegreeStats.h"
+
+namespace gnnjit::exec {
+
+struct TuningInputs {
+  const graph::DegreeSummary *degrees = nullptr; ///< of the rows the kernel walks (in-degrees for In)
+  int64_t width = 1;           ///< F: floats per aggregated row
+  bool cusparsePossible = false;
+  bool alignedGather = false;  ///< the gathered input allows 16-byte vector loads (plain gather, aligned rows)
+  Variant variant = Variant::Auto;
+};
+
+SpmmChoice chooseSpmm(const TuningInputs &in);
+
+} // namespace gnnjit::exec

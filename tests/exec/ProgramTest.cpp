@@ -1,0 +1,186 @@
+// Planning and code generation of SpMM-family programs without a GPU: what
+// each layer's passes run, the structure of the generated source, that it
+// is deterministic, that NVRTC compiles every kernel for sm_90, and clear
+// refusals for families not generated yet.
+#include "codegen/Provenance.h"
+#include "exec/KernelSource.h"
+#include "exec/Program.h"
+#include "exec/Tuning.h"
+#include "lower/Pipeline.h"
+#include "runtime/KernelCache.h"
+
+#include "SpmmTestLayers.h"
+#include "TestData.h"
+
+#include <doctest/doctest.h>
+
+using namespace gnnjit;
+using namespace gnnjit::exec;
+
+namespace {
+
+struct Shape {
+  codegen::IndexWidth index = codegen::IndexWidth::I32;
+  bool weighted = false, aligned = true;
+  int64_t maxDegree = 10;
+  Variant variant = Variant::Generated;
+};
+
+Program plan(const lower::LoweredLayer &lowered, Pass pass, const Shape &shape) {
+  graph::DegreeSummary degrees;
+  degrees.max = shape.maxDegree;
+  ProgramConfig config;
+  config.index = shape.index;
+  config.weighted = shape.weighted;
+  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible) {
+    TuningInputs in;
+    in.degrees = &degrees;
+    in.width = stage.aggregate->shape().size();
+    in.cusparsePossible = cusparsePossible;
+    in.alignedGather = shape.aligned && isPlainGather(stage);
+    in.variant = shape.variant;
+    return chooseSpmm(in);
+  };
+  return planProgram(lowered, pass, config);
+}
+
+lower::LoweredLayer lowered(const std::string &name, const layers::LayerOptions &options) {
+  return lower::lowerLayer(layers::buildLayer(name, options));
+}
+
+bool has(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+} // namespace
+
+TEST_CASE("GCN forward: one fused SpMM kernel, normalization from degrees, vector gathers") {
+  layers::LayerOptions o;
+  o.dim = 128;
+  const Program p = plan(lowered("gcn", o), Pass::Forward, {});
+  REQUIRE(p.steps.size() == 1);
+  CHECK(p.steps[0].kind == Step::Kind::Spmm);
+  CHECK(p.steps[0].target == "out");
+  CHECK(p.aggregateWidths.empty()); // no scratch: the kernel writes the output
+  REQUIRE(p.modules.size() == 1);
+  const std::string &src = p.modules[0].source;
+  CHECK(codegen::provenanceIntact(src));
+  CHECK(has(src, "// layer:                 gcn\n"));
+  CHECK(has(src, "constexpr int G = 32, V = 4, CH = 1"));
+  CHECK(has(src, "constexpr int F = 128"));
+  CHECK(has(src, "typedef int index_t;"));
+  CHECK(has(src, "gnnjit::device::ldgVecAligned<float, V>(in_x + (long long)col * in_x_ld + f, x);"));
+  CHECK(has(src, "__shfl_sync(mask, my_col, k, G)"));
+  CHECK(has(src, "q_in_degree[col]")); // source factor per edge
+  CHECK(has(src, "q_in_degree[row]")); // destination factor once per row
+  CHECK(has(src, "(1.0f / sqrtf("));
+  CHECK_FALSE(has(src, "atomic"));
+  CHECK_FALSE(has(src, "_segments")); // no heavy rows at max degree 10
+}
+
+TEST_CASE("GCN backward is an SpMM over out-edges (the transpose), no atomics") {
+  layers::LayerOptions o;
+  o.dim = 64;
+  const Program p = plan(lowered("gcn", o), Pass::Backward, {});
+  REQUIRE(p.steps.size() == 1);
+  CHECK(p.steps[0].kind == Step::Kind::Spmm);
+  CHECK(p.steps[0].target == "x");
+  CHECK(p.steps[0].stage.aggregate->operands().size() == 1);
+  const std::string &src = p.modules[0].source;
+  CHECK(has(src, "in_d_out + (long long)col * in_d_out_ld"));
+  CHECK_FALSE(has(src, "atomic"));
+}
+
+TEST_CASE("GIN: the self term fused into the SpMM epilogue; eps's gradient a deterministic node sum") {
+  layers::LayerOptions o;
+  o.dim = 16;
+  o.trainEps = true;
+  const lower::LoweredLayer l = lowered("gin", o);
+  const Program fwd = plan(l, Pass::Forward, {});
+  REQUIRE(fwd.steps.size() == 1);
+  CHECK(fwd.steps[0].target == "out");
+  CHECK(has(fwd.modules[0].source, "in_x[(long long)(row) * in_x_ld"));
+  CHECK(has(fwd.modules[0].source, "in_eps[(0) * 1 + (0)]"));
+  const Program bwd = plan(l, Pass::Backward, {});
+  std::vector<Step::Kind> kinds;
+  for (const Step &s : bwd.steps)
+    kinds.push_back(s.kind);
+  CHECK(kinds == std::vector<Step::Kind>{Step::Kind::Spmm, Step::Kind::NodeSum, Step::Kind::GlobalOutputs});
+  CHECK(bwd.steps[0].target == "x");
+  CHECK(bwd.describe().find("node sum aggregate[sum, all_nodes] [1, 1]") != std::string::npos);
+}
+
+TEST_CASE("heavy rows get segment and combine entry points; odd widths fall back to scalar loads") {
+  layers::LayerOptions o;
+  o.dim = 130;
+  Shape shape;
+  shape.maxDegree = 5000;
+  const Program p = plan(lowered("sage", o), Pass::Forward, shape);
+  REQUIRE(p.modules.size() == 1);
+  std::vector<std::string> entries;
+  for (const auto &k : p.modules[0].kernels)
+    entries.push_back(k.entry);
+  CHECK(entries == std::vector<std::string>{"gnnjit_sage_fwd_agg0_rows", "gnnjit_sage_fwd_agg0_segments",
+                                            "gnnjit_sage_fwd_agg0_combine"});
+  const std::string &src = p.modules[0].source;
+  CHECK(has(src, "constexpr long long HEAVY = 256;"));
+  CHECK(has(src, "V = 2")); // 130 is even, not a multiple of 4
+  CHECK(has(src, "scale / (float)(end - begin)")); // mean
+  CHECK(has(src, "Partial sums in segment order"));
+}
+
+TEST_CASE("the same layer and config give byte-identical source") {
+  for (const test::SpmmLayerCase &c : test::spmmLayerCases(33)) {
+    CAPTURE(c.label);
+    const Program a = plan(lowered(c.layer, c.options), Pass::Backward, {});
+    const Program b = plan(lowered(c.layer, c.options), Pass::Backward, {});
+    REQUIRE(a.modules.size() == b.modules.size());
+    for (size_t m = 0; m < a.modules.size(); ++m)
+      CHECK(a.modules[m].source == b.modules[m].source);
+  }
+}
+
+TEST_CASE("families without generated kernels are refused, naming the family") {
+  layers::LayerOptions o;
+  o.aggregation = "max";
+  CHECK_THROWS_WITH_AS(plan(lowered("sage", o), Pass::Forward, {}),
+                       doctest::Contains("reduction family"), UserError);
+  layers::LayerOptions a;
+  a.heads = 2;
+  CHECK_THROWS_WITH_AS(plan(lowered("gatv2", a), Pass::Forward, {}),
+                       doctest::Contains("attention family"), UserError);
+  CHECK_THROWS_WITH_AS(parseVariant("fast"), doctest::Contains("auto, generated or cusparse"), UserError);
+}
+
+TEST_CASE("NVRTC compiles every generated kernel of every SpMM layer for sm_90") {
+  test::TempDir dir;
+  runtime::KernelCache cache(runtime::KernelCacheConfig{dir.path(), "program-test"});
+  int compiled = 0;
+  struct Variation {
+    int64_t dim;
+    Shape shape;
+  };
+  Shape heavy64;
+  heavy64.index = codegen::IndexWidth::I64;
+  heavy64.maxDegree = 1000;
+  heavy64.weighted = true;
+  Shape unaligned;
+  unaligned.aligned = false;
+  Shape cusparse;
+  cusparse.variant = Variant::Cusparse;
+  cusparse.weighted = true;
+  const std::vector<Variation> variations = {{130, heavy64}, {3, unaligned}, {128, cusparse}, {1, {}}};
+  for (const Variation &v : variations)
+    for (const test::SpmmLayerCase &c : test::spmmLayerCases(v.dim)) {
+      CAPTURE(c.label);
+      CAPTURE(v.dim);
+      const lower::LoweredLayer l = lowered(c.layer, c.options);
+      for (Pass pass : {Pass::Forward, Pass::Backward})
+        for (const codegen::GeneratedModule &m : plan(l, pass, v.shape).modules) {
+          CAPTURE(m.name);
+          auto result = cache.tryCompile(kernelSource(m), runtime::CompileOptions{});
+          REQUIRE_MESSAGE(result.ok(), std::string(result.ok() ? "" : result.error().what()));
+          ++compiled;
+        }
+    }
+  MESSAGE(compiled << " modules compiled");
+  CHECK(compiled > 60);
+}
