@@ -1,6 +1,7 @@
 #include "cli/RunCommand.h"
 
 #include "cli/GraphOptions.h"
+#include "cli/LayerOptionsCli.h"
 #include "dsl/Differentiate.h"
 #include "layers/Library.h"
 #include "ref/Bindings.h"
@@ -99,15 +100,7 @@ struct RunArgs {
   std::string layer;
   GraphArgs graph;
   std::string backend = "cpu";
-  int64_t dim = 16;
-  int64_t heads = 1;
-  std::string aggregation;
-  double slope = 0.2;
-  double eps = 0;
-  CLI::Option *epsOption = nullptr;
-  bool weighted = false;
-  bool edgeFeatures = false;
-  bool meanHeads = false;
+  LayerOptionArgs layerArgs;
   uint64_t seed = 0;
   bool backward = false;
   bool json = false;
@@ -156,22 +149,6 @@ ref::Tensor loadChecked(const fs::path &dir, const std::string &name, int64_t ro
   return t;
 }
 
-layers::LayerOptions layerOptions(const RunArgs &a) {
-  layers::LayerOptions o;
-  o.dim = a.dim;
-  o.heads = a.heads;
-  o.aggregation = a.aggregation;
-  o.negativeSlope = a.slope;
-  if (a.epsOption && a.epsOption->count() > 0) {
-    o.trainEps = false;
-    o.eps = a.eps;
-  }
-  o.weighted = a.weighted;
-  o.edgeFeatures = a.edgeFeatures;
-  o.concat = !a.meanHeads;
-  return o;
-}
-
 struct Named {
   std::string name;
   const ref::Tensor *tensor;
@@ -197,7 +174,7 @@ void run(const RunArgs &args) {
     throwUserError("unknown backend '{}'; use cpu", args.backend);
 
   const layers::LayerInfo &info = layers::findLayer(args.layer);
-  const layers::LayerOptions options = layerOptions(args);
+  const layers::LayerOptions options = args.layerArgs.options();
   const dsl::Layer layer = info.build(options);
 
   auto start = Clock::now();
@@ -338,18 +315,7 @@ void addRunCommand(CLI::App &app) {
   cmd->add_option("--backend", args->backend, "cpu (the fp64 reference executor); cuda is not built yet")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--dim", args->dim, "Features per head (PyG out_channels), or the feature width")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--heads", args->heads, "Attention heads (attention layers only)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--aggr", args->aggregation, "Aggregation for layers that offer one: sum, mean, max, min");
-  cmd->add_option("--slope", args->slope, "LeakyReLU negative slope (gat, gatv2)")->capture_default_str();
-  args->epsOption = cmd->add_option("--eps", args->eps, "GIN: a fixed eps (default: eps is a parameter input)");
-  cmd->add_flag("--weighted", args->weighted, "gcn, graphconv: use the graph's edge weights");
-  cmd->add_flag("--edge-features", args->edgeFeatures, "gat, gatv2, transformer: add the edge input e");
-  cmd->add_flag("--mean-heads", args->meanHeads, "Average heads instead of concatenating (PyG concat=False)");
+  addLayerOptions(*cmd, args->layerArgs);
   cmd->add_option("--seed", args->seed, "Seed of the random inputs and output gradients")->capture_default_str();
   cmd->add_flag("--backward", args->backward, "Also differentiate and run the backward plan");
   cmd->add_flag("--json", args->json, "Print one JSON object instead of text");

@@ -1,5 +1,6 @@
 // gnnjit: the command line. Each subcommand lives in its own file and adds
 // itself to the app; errors map to exit codes here, once.
+#include "cli/ExportCommand.h"
 #include "cli/InfoCommand.h"
 #include "cli/LayersCommand.h"
 #include "cli/RunCommand.h"
@@ -24,6 +25,7 @@ int main(int argc, char **argv) {
   gnnjit::cli::addInfoCommand(app);
   gnnjit::cli::addLayersCommand(app);
   gnnjit::cli::addRunCommand(app);
+  gnnjit::cli::addExportCommand(app);
 
   if (argc == 1) {
     fmt::print("{}", app.help());

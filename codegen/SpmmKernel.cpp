@@ -17,7 +17,10 @@ using llvm::dyn_cast;
 using llvm::isa;
 
 std::string SpmmTuning::print() const {
-  return fmt::format("group={} vec={} chunks={} block={} heavy={}", group, vec, chunks, blockThreads, heavyThreshold);
+  if (heavyThreshold == 0)
+    return fmt::format("group={} vec={} chunks={} block={}", group, vec, chunks, blockThreads);
+  return fmt::format("group={} vec={} chunks={} block={} heavy>{} in segments of {} by {} lanes x {} chunks", group,
+                     vec, chunks, blockThreads, heavyThreshold, segmentLength, segmentGroup, segmentChunks);
 }
 
 bool isElementwiseIn(const ExprPtr &root, const ExprNode &aggregate) {
@@ -72,13 +75,6 @@ public:
     if (spec.stage.weight)
       splitWeight(spec.stage.weight);
     fastValue_ = isPlainGather(spec.stage.value);
-    if (t_.vec > 1 && !(fastValue_ && F_ % t_.vec == 0 && factors_.edgeElement.empty()))
-      throwInternalError("vector width {} for a value that is not a plain gathered input of width divisible by it",
-                         t_.vec);
-    const bool groupOk = t_.group >= 1 && t_.group <= 32 && (t_.group & (t_.group - 1)) == 0;
-    if (!groupOk || (t_.vec != 1 && t_.vec != 2 && t_.vec != 4) || t_.chunks < 1 || t_.blockThreads % 32 != 0 ||
-        t_.blockThreads < 32 || t_.blockThreads > 1024 || t_.heavyThreshold < 0)
-      throwInternalError("bad SpMM tuning {}", t_.print());
   }
 
   GeneratedModule writeValues() {
@@ -129,6 +125,15 @@ public:
   }
 
   GeneratedModule write() {
+    if (t_.vec > 1 && !(fastValue_ && F_ % t_.vec == 0 && factors_.edgeElement.empty()))
+      throwInternalError("vector width {} for a value that is not a plain gathered input of width divisible by it",
+                         t_.vec);
+    auto groupOk = [](int g) { return g >= 1 && g <= 32 && (g & (g - 1)) == 0; };
+    if (!groupOk(t_.group) || !groupOk(t_.segmentGroup) || (t_.vec != 1 && t_.vec != 2 && t_.vec != 4) ||
+        t_.chunks < 1 || t_.segmentChunks < 1 || t_.blockThreads % 32 != 0 || t_.blockThreads < 32 ||
+        t_.blockThreads > 1024 || t_.heavyThreshold < 0 || t_.segmentLength < 1)
+      throwInternalError("bad SpMM tuning {}", t_.print());
+
     GeneratedModule module;
     module.name = fmt::format("{}_{}", spec_.layer, spec_.label);
     SourceWriter w;
@@ -136,10 +141,10 @@ public:
     w.blank();
     w.line("typedef {} index_t;", spec_.index == IndexWidth::I32 ? "int" : "long long");
     w.line("namespace {{");
-    w.line("constexpr int G = {}, V = {}, CH = {}, TILE = G * V * CH;", t_.group, t_.vec, t_.chunks);
+    w.line("constexpr int V = {};", t_.vec);
     w.line("constexpr int F = {}, DIM = {};", F_, shape_.dim);
     if (t_.heavyThreshold > 0)
-      w.line("constexpr long long HEAVY = {};", t_.heavyThreshold);
+      w.line("constexpr long long HEAVY = {}, SEGMENT = {};", t_.heavyThreshold, t_.segmentLength);
     w.line("}} // namespace");
     for (Entry entry : {Entry::Rows, Entry::Segments, Entry::Combine}) {
       if (entry != Entry::Rows && t_.heavyThreshold == 0)
@@ -156,10 +161,14 @@ public:
                    {"chunks", std::to_string(t_.chunks)},
                    {"block", std::to_string(t_.blockThreads)},
                    {"heavy_threshold", std::to_string(t_.heavyThreshold)},
+                   {"segment_length", std::to_string(t_.segmentLength)},
+                   {"segment_group", std::to_string(t_.segmentGroup)},
+                   {"segment_chunks", std::to_string(t_.segmentChunks)},
                    {"index", spec_.index == IndexWidth::I32 ? "int32" : "int64"},
                    {"F", std::to_string(F_)}};
     info.degreeBucket = t_.heavyThreshold > 0
-                            ? fmt::format("rows of <= {0} edges; heavier rows in segments of {0}", t_.heavyThreshold)
+                            ? fmt::format("rows of <= {} edges; heavier rows in segments of {}", t_.heavyThreshold,
+                                          t_.segmentLength)
                             : "all rows";
     module.source = withProvenance(info, w.str());
     return module;
@@ -240,7 +249,7 @@ private:
       w.line("my_w = {};", product(w, params, places, factors_.edgeScalar, "0", "0"));
     }
     w.line("const int n = (int)min((long long)G, end - base);");
-    w.line("#pragma unroll 4");
+    w.line("#pragma unroll 8");
     auto edges = w.scope("for (int k = 0; k < n; ++k)");
     w.line("const index_t col = __shfl_sync(mask, my_col, k, G);");
     w.line("const float w = __shfl_sync(mask, my_w, k, G);");
@@ -249,7 +258,7 @@ private:
     w.line("#pragma unroll");
     auto chunks = w.scope("for (int c = 0; c < CH; ++c)");
     w.line("const int f = tile0 + (c * G + lane) * V;");
-    auto inside = w.scope("if (f < F)");
+    auto inside = w.scope("if (F % TILE == 0 || f < F)"); // constant when tiles cover F exactly
     if (fastValue_) {
       const auto *ref = cast<InputRef>(spec_.stage.value.get());
       const std::string &name = ref->input()->name;
@@ -270,42 +279,59 @@ private:
     w.line("acc[c][0] += w * {};", product(w, params, places, perElement, "h", "d"));
   }
 
-  /// Scales the sums, applies the epilogue and writes the row's tile.
-  void epilogue(SourceWriter &w, ParamList &params) {
-    const LeafPlaces places = rowPlaces();
-    w.line("float scale = {};", product(w, params, places, factors_.rowScalar, "0", "0"));
+  /// The row's scalar factor (and 1 / size for a mean), emitted before the
+  /// edge loop so its loads overlap the gathers.
+  void rowScale(SourceWriter &w, ParamList &params) {
+    w.line("float scale = {};", product(w, params, rowPlaces(), factors_.rowScalar, "0", "0"));
     if (mean_)
       w.line("scale = end > begin ? scale / (float)(end - begin) : 0.0f;");
-    w.line("#pragma unroll");
-    auto chunks = w.scope("for (int c = 0; c < CH; ++c)");
-    w.line("#pragma unroll");
-    auto lanes = w.scope("for (int v = 0; v < V; ++v)");
-    w.line("const int f = tile0 + (c * G + lane) * V + v;");
-    auto inside = w.scope("if (f < F)");
-    w.line("const int h = f / DIM, d = f % DIM;");
-    w.line("(void)h; (void)d;");
-    w.line("const float a = acc[c][v] * scale * {};", product(w, params, places, factors_.rowElement, "h", "d"));
-    std::string result = "a";
-    if (spec_.fusedOutput) {
-      LeafPlaces withAggregate = places;
-      withAggregate.inVariables[spec_.stage.aggregate.get()] = "a";
-      ExprEmitter emitter(w, kernelContext(params, withAggregate));
-      result = emitter.element(spec_.fusedOutput, "h", "d");
-    }
+  }
+
+  /// Applies the epilogue to the sums and writes the row's tile: one vector
+  /// store per chunk when V > 1 (then F % V == 0 and the runner's buffers
+  /// have rows of F floats, so every vector is aligned).
+  void epilogue(SourceWriter &w, ParamList &params) {
+    const LeafPlaces places = rowPlaces();
     const bool toOutput = static_cast<bool>(spec_.fusedOutput);
     const std::string ref = toOutput ? spec_.outputName : std::to_string(spec_.aggregateIndex);
     const std::string data = params.use(toOutput ? ParamKind::OutputData : ParamKind::AggregateData, ref,
-                                         toOutput ? outputParamName(ref) : aggregateParamName(spec_.aggregateIndex),
-                                         "float* __restrict__");
+                                        toOutput ? outputParamName(ref) : aggregateParamName(spec_.aggregateIndex),
+                                        "float* __restrict__");
     const std::string ld = params.use(toOutput ? ParamKind::OutputStride : ParamKind::AggregateStride, ref,
-                                       toOutput ? outputStrideName(ref) : aggregateStrideName(spec_.aggregateIndex),
-                                       "long long");
-    w.line("{}[(long long)row * {} + f] = {};", data, ld, result);
+                                      toOutput ? outputStrideName(ref) : aggregateStrideName(spec_.aggregateIndex),
+                                      "long long");
+    w.line("#pragma unroll");
+    auto chunks = w.scope("for (int c = 0; c < CH; ++c)");
+    w.line("const int f0 = tile0 + (c * G + lane) * V;");
+    w.line("if (F % TILE != 0 && f0 >= F) continue;");
+    w.line("float result[V];");
+    w.line("#pragma unroll");
+    {
+      auto lanes = w.scope("for (int v = 0; v < V; ++v)");
+      w.line("const int f = f0 + v;");
+      w.line("const int h = f / DIM, d = f % DIM;");
+      w.line("(void)h; (void)d;");
+      w.line("const float a = acc[c][v] * scale * {};", product(w, params, places, factors_.rowElement, "h", "d"));
+      std::string result = "a";
+      if (spec_.fusedOutput) {
+        LeafPlaces withAggregate = places;
+        withAggregate.inVariables[spec_.stage.aggregate.get()] = "a";
+        ExprEmitter emitter(w, kernelContext(params, withAggregate));
+        result = emitter.element(spec_.fusedOutput, "h", "d");
+      }
+      w.line("result[v] = {};", result);
+    }
+    if (t_.vec > 1)
+      w.line("gnnjit::device::storeVecAligned<float, V>({} + (long long)row * {} + f0, result);", data, ld);
+    else
+      w.line("{}[(long long)row * {} + f0] = result[0];", data, ld);
   }
 
   /// The group's prologue: which unit of work it owns, its lane and mask.
-  void groupHeader(SourceWriter &w, ParamList &params, const char *unit, ParamKind countKind, const char *countName) {
+  void groupHeader(SourceWriter &w, ParamList &params, const char *unit, ParamKind countKind, const char *countName,
+                   int group, int chunks) {
     const std::string count = params.use(countKind, "", countName, "long long");
+    w.line("constexpr int G = {}, CH = {}, TILE = G * V * CH;", group, chunks);
     w.line("const long long {} = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / G;", unit);
     w.line("if ({} >= {}) return; // the whole group leaves together", unit, count);
     w.line("const int lane = gnnjit::device::groupLane<G>();");
@@ -323,23 +349,24 @@ private:
     SourceWriter w;
     const std::string offsetsType = "const index_t* __restrict__";
     if (entry == Entry::Rows) {
-      groupHeader(w, params, "row", ParamKind::NumRows, "num_rows");
+      groupHeader(w, params, "row", ParamKind::NumRows, "num_rows", t_.group, t_.chunks);
       const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", offsetsType);
       w.line("const long long begin = {0}[row], end = {0}[row + 1];", offsets);
       if (t_.heavyThreshold > 0)
         w.line("if (end - begin > HEAVY) return; // split into segments instead");
+      rowScale(w, params);
       zeroAccumulators(w);
       accumulate(w, params);
       epilogue(w, params);
     } else if (entry == Entry::Segments) {
-      groupHeader(w, params, "segment", ParamKind::NumSegments, "num_segments");
+      groupHeader(w, params, "segment", ParamKind::NumSegments, "num_segments", t_.segmentGroup, t_.segmentChunks);
       const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", offsetsType);
       const std::string rows = params.use(ParamKind::SegmentRows, "", "segment_rows", offsetsType);
       const std::string begins =
           params.use(ParamKind::SegmentBegins, "", "segment_begins", "const long long* __restrict__");
       w.line("const long long row = {}[segment];", rows);
       w.line("const long long begin = {}[segment];", begins);
-      w.line("const long long end = min(begin + HEAVY, (long long){}[row + 1]);", offsets);
+      w.line("const long long end = min(begin + SEGMENT, (long long){}[row + 1]);", offsets);
       zeroAccumulators(w);
       accumulate(w, params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
@@ -351,7 +378,7 @@ private:
       w.line("    if (f < F) {}[segment * F + f] = acc[c][v];", partials);
       w.line("  }}");
     } else {
-      groupHeader(w, params, "heavy", ParamKind::NumHeavyRows, "num_heavy_rows");
+      groupHeader(w, params, "heavy", ParamKind::NumHeavyRows, "num_heavy_rows", t_.segmentGroup, t_.segmentChunks);
       const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", offsetsType);
       const std::string rows = params.use(ParamKind::HeavyRows, "", "heavy_rows", offsetsType);
       const std::string first =
@@ -359,6 +386,8 @@ private:
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
       w.line("const long long row = {}[heavy];", rows);
       w.line("const long long begin = {0}[row], end = {0}[row + 1];", offsets);
+      w.line("(void)begin; (void)end;");
+      rowScale(w, params);
       zeroAccumulators(w);
       w.line("// Partial sums in segment order: the same result on every run.");
       {

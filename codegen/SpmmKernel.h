@@ -11,9 +11,11 @@
 // the features and several gathers are in flight per lane.
 //
 // Rows heavier than `heavyThreshold` edges are left to a second entry point
-// that splits them into segments of that many edges: each segment writes a
-// partial sum, and a third entry point adds a row's partials in segment
-// order (deterministic: no float atomics) and applies the epilogue.
+// that splits them into segments of `segmentLength` edges, each summed by a
+// (usually wider) group: each segment writes a partial sum, and a third entry
+// point adds a row's partials in segment order (deterministic: no float
+// atomics) and applies the epilogue. So short rows get small groups (many
+// rows per warp, many gathers in flight) and long rows full warps.
 #pragma once
 
 #include "codegen/KernelParams.h"
@@ -26,13 +28,20 @@ namespace gnnjit::codegen {
 enum class IndexWidth : uint8_t { I32, I64 };
 
 struct SpmmTuning {
-  int group = 32;          ///< lanes per row: 1, 2, 4, 8, 16 or 32
+  int group = 32;          ///< lanes per light row: 1, 2, 4, 8, 16 or 32
+  int chunks = 1;          ///< vectors per lane per tile, light rows
   int vec = 4;             ///< floats per lane access: 1, 2 or 4 (vector loads need aligned rows)
-  int chunks = 1;          ///< vectors per lane per tile
   int blockThreads = 256;  ///< a multiple of 32
-  int64_t heavyThreshold = 0; ///< rows with more edges go through segments; 0: no split
+  /// Rows with more edges than this are split into segments of
+  /// segmentLength edges, each summed by a group of segmentGroup lanes;
+  /// 0: no split.
+  int64_t heavyThreshold = 0;
+  int64_t segmentLength = 256;
+  int segmentGroup = 32;
+  int segmentChunks = 1;
 
   int tileWidth() const { return group * vec * chunks; }
+  int segmentTileWidth() const { return segmentGroup * vec * segmentChunks; }
   std::string print() const;
 };
 

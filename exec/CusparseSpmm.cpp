@@ -199,15 +199,22 @@ struct CusparseSpmm::State {
   DeviceCsrView csr;
   const float *values = nullptr;
   Handle handle; // declared before the plans, so it is destroyed after them
-  std::map<int64_t, std::unique_ptr<Plan>> plans;
+  /// Plans by (F, whether X and Y allow 16-byte accesses): CSR ALG3 is only
+  /// tried for the latter. On an H200 with CUDA 13.0 it read misaligned
+  /// addresses for row strides that are not multiples of 4 floats and gave
+  /// wrong sums for F = 1.
+  std::map<std::pair<int64_t, bool>, std::unique_ptr<Plan>> plans;
 
   /// Times each CSR algorithm on x and y (whose contents the runs overwrite
   /// with the product) and keeps the fastest.
-  std::unique_ptr<Plan> tune(int64_t F, const float *x, int64_t ldx, float *y, int64_t ldy, cudaStream_t stream) {
+  std::unique_ptr<Plan> tune(int64_t F, bool vectorFriendly, const float *x, int64_t ldx, float *y, int64_t ldy,
+                             cudaStream_t stream) {
     std::unique_ptr<Plan> best;
     float bestMs = std::numeric_limits<float>::infinity();
     std::string failures;
     for (cusparseSpMMAlg_t alg : {CUSPARSE_SPMM_CSR_ALG1, CUSPARSE_SPMM_CSR_ALG2, CUSPARSE_SPMM_CSR_ALG3}) {
+      if (alg == CUSPARSE_SPMM_CSR_ALG3 && !vectorFriendly)
+        continue;
       auto plan = std::make_unique<Plan>();
       plan->alg = alg;
       plan->F = F;
@@ -238,12 +245,15 @@ struct CusparseSpmm::State {
 
   /// The plan for F bound to x and y, tuned on them the first time.
   Plan &plan(int64_t F, const float *x, int64_t ldx, float *y, int64_t ldy, cudaStream_t stream) {
-    auto it = plans.find(F);
+    const auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    const bool vectorFriendly = F % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0 && aligned(x) && aligned(y);
+    const auto key = std::make_pair(F, vectorFriendly);
+    auto it = plans.find(key);
     if (it == plans.end())
-      return *plans.emplace(F, tune(F, x, ldx, y, ldy, stream)).first->second;
+      return *plans.emplace(key, tune(F, vectorFriendly, x, ldx, y, ldy, stream)).first->second;
     Plan &found = *it->second;
-    if (bind(found, csr, x, ldx, y, ldy) && bufferSize(handle.get(), found) > found.workspace.bytes())
-      prepareWorkspace(handle.get(), found);
+    if (bind(found, csr, x, ldx, y, ldy))
+      prepareWorkspace(handle.get(), found); // new descriptors: size and preprocess again
     return found;
   }
 };
@@ -276,7 +286,7 @@ std::string CusparseSpmm::algorithmName(int64_t F, cudaStream_t stream) {
     throwUserError("cuSPARSE SpMM: F = {}; the dense matrices need at least one column", F);
   if (isEmpty(s.csr))
     return "none";
-  if (auto it = s.plans.find(F); it != s.plans.end())
+  if (auto it = s.plans.find({F, F % 4 == 0}); it != s.plans.end())
     return algName(it->second->alg);
   cusparseCheck(cusparseSetStream(s.handle.get(), stream), "cusparseSetStream");
   // Scratch X and Y, dense with ld = F; X zeroed so the timed runs read no

@@ -77,12 +77,12 @@ const float *DeviceGraph::nodeQuantity(std::string_view name) {
   return it->second.data();
 }
 
-const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshold) {
-  const auto key = std::make_pair(direction, threshold);
+const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshold, int64_t length) {
+  const auto key = std::make_tuple(direction, threshold, length);
   if (auto it = segments_.find(key); it != segments_.end())
     return it->second;
-  if (threshold <= 0)
-    throwInternalError("heavy-row segments of {} edges", threshold);
+  if (threshold <= 0 || length <= 0)
+    throwInternalError("heavy rows above {} edges in segments of {}", threshold, length);
   const graph::Csr &csr = hostCsr(graph_, direction);
   std::vector<int64_t> segRows, segBegins, heavyRows, heavyFirst{0};
   for (int64_t row = 0; row < csr.numRows(); ++row) {
@@ -90,7 +90,7 @@ const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshol
     if (end - begin <= threshold)
       continue;
     heavyRows.push_back(row);
-    for (int64_t p = begin; p < end; p += threshold) {
+    for (int64_t p = begin; p < end; p += length) {
       segRows.push_back(row);
       segBegins.push_back(p);
     }

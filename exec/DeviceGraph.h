@@ -16,13 +16,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 
 namespace gnnjit::exec {
 
 /// Which CSR an aggregation walks.
 enum class Direction : uint8_t { In, Out }; ///< In: rows are destinations (incoming()); Out: sources
 
-/// Rows with more than `threshold` edges, split into segments of that many.
+/// Rows with more than `threshold` edges, split into segments of `length` edges.
 struct HeavySegments {
   int64_t numSegments = 0, numHeavyRows = 0;
   runtime::DeviceMemory segmentRows;   ///< index type of the graph
@@ -47,7 +48,7 @@ public:
   /// One float per node: "in_degree", "out_degree" or "weighted_in_degree"
   /// (dsl::graphQuantityName).
   const float *nodeQuantity(std::string_view name);
-  const HeavySegments &segments(Direction direction, int64_t threshold);
+  const HeavySegments &segments(Direction direction, int64_t threshold, int64_t length);
 
   /// Matrix values for cuSPARSE under `key` (the weight's identity), filled
   /// by `fill(values)` the first time; then the cached SpMM object.
@@ -70,7 +71,7 @@ private:
   const graph::Graph &graph_;
   std::map<Direction, CsrOnDevice> csrs_;
   std::map<std::string, runtime::DeviceBuffer<float>, std::less<>> quantities_;
-  std::map<std::pair<Direction, int64_t>, HeavySegments> segments_;
+  std::map<std::tuple<Direction, int64_t, int64_t>, HeavySegments> segments_;
   std::map<std::pair<Direction, std::string>, CusparseEntry> cusparse_;
 };
 

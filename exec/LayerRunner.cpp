@@ -93,6 +93,8 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
     in.cusparsePossible = cusparsePossible;
     in.alignedGather = aligned && isPlainGather(stage);
     in.variant = options_.variant;
+    in.group = options_.spmmGroup;
+    in.heavyThreshold = options_.spmmHeavyThreshold;
     return chooseSpmm(in);
   };
   auto c = std::make_unique<Compiled>();
@@ -263,15 +265,17 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
       LaunchFrame frame;
       frame.direction = directionOf(step.stage);
       frame.numRows = n;
-      const int64_t tiles = ceilDiv(step.width, t.tileWidth());
-      launch((*kernels)[0], module->kernels[0], ceilDiv(n * t.group, t.blockThreads), tiles, frame);
+      launch((*kernels)[0], module->kernels[0], ceilDiv(n * t.group, t.blockThreads),
+             ceilDiv(step.width, t.tileWidth()), frame);
       if (t.heavyThreshold > 0) {
-        const HeavySegments &s = graph_.segments(frame.direction, t.heavyThreshold);
+        const HeavySegments &s = graph_.segments(frame.direction, t.heavyThreshold, t.segmentLength);
         if (s.numSegments > 0) {
           frame.segments = &s;
           frame.partials = ensurePartials(s.numSegments * step.width);
-          launch((*kernels)[1], module->kernels[1], ceilDiv(s.numSegments * t.group, t.blockThreads), tiles, frame);
-          launch((*kernels)[2], module->kernels[2], ceilDiv(s.numHeavyRows * t.group, t.blockThreads), tiles,
+          const int64_t tiles = ceilDiv(step.width, t.segmentTileWidth());
+          launch((*kernels)[1], module->kernels[1], ceilDiv(s.numSegments * t.segmentGroup, t.blockThreads), tiles,
+                 frame);
+          launch((*kernels)[2], module->kernels[2], ceilDiv(s.numHeavyRows * t.segmentGroup, t.blockThreads), tiles,
                  frame);
         }
       }

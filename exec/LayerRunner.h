@@ -28,6 +28,10 @@ struct RunnerOptions {
   runtime::KernelCache *cache = nullptr; ///< null: a process-wide cache in the default folder
   std::string arch;                      ///< empty: the device's
   bool lineInfo = false;
+  /// Forces the generated SpMM kernel's lanes per row and heavy-row
+  /// threshold (0: the tuning rule's), for benchmarks and the tuner.
+  int spmmGroup = 0;
+  int64_t spmmHeavyThreshold = 0;
 };
 
 /// How the kernels of a pass were obtained (for reports).

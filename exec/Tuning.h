@@ -15,6 +15,10 @@ struct TuningInputs {
   bool cusparsePossible = false;
   bool alignedGather = false;  ///< the gathered input allows 16-byte vector loads (plain gather, aligned rows)
   Variant variant = Variant::Auto;
+  /// Forced lanes per row and heavy-row threshold (0: the rule's), for
+  /// benchmarks and the tuner; the vector width still follows alignment.
+  int group = 0;
+  int64_t heavyThreshold = 0;
 };
 
 SpmmChoice chooseSpmm(const TuningInputs &in);

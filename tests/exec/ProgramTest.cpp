@@ -22,13 +22,14 @@ namespace {
 struct Shape {
   codegen::IndexWidth index = codegen::IndexWidth::I32;
   bool weighted = false, aligned = true;
-  int64_t maxDegree = 10;
+  int64_t maxDegree = 10, medianDegree = 32;
   Variant variant = Variant::Generated;
 };
 
 Program plan(const lower::LoweredLayer &lowered, Pass pass, const Shape &shape) {
   graph::DegreeSummary degrees;
   degrees.max = shape.maxDegree;
+  degrees.p50 = shape.medianDegree;
   ProgramConfig config;
   config.index = shape.index;
   config.weighted = shape.weighted;
@@ -64,7 +65,8 @@ TEST_CASE("GCN forward: one fused SpMM kernel, normalization from degrees, vecto
   const std::string &src = p.modules[0].source;
   CHECK(codegen::provenanceIntact(src));
   CHECK(has(src, "// layer:                 gcn\n"));
-  CHECK(has(src, "constexpr int G = 32, V = 4, CH = 1"));
+  CHECK(has(src, "constexpr int V = 4;"));
+  CHECK(has(src, "constexpr int G = 32, CH = 1, TILE = G * V * CH;"));
   CHECK(has(src, "constexpr int F = 128"));
   CHECK(has(src, "typedef int index_t;"));
   CHECK(has(src, "gnnjit::device::ldgVecAligned<float, V>(in_x + (long long)col * in_x_ld + f, x);"));
@@ -121,10 +123,27 @@ TEST_CASE("heavy rows get segment and combine entry points; odd widths fall back
   CHECK(entries == std::vector<std::string>{"gnnjit_sage_fwd_agg0_rows", "gnnjit_sage_fwd_agg0_segments",
                                             "gnnjit_sage_fwd_agg0_combine"});
   const std::string &src = p.modules[0].source;
-  CHECK(has(src, "constexpr long long HEAVY = 256;"));
+  CHECK(has(src, "constexpr long long HEAVY = 256, SEGMENT = 256;"));
   CHECK(has(src, "V = 2")); // 130 is even, not a multiple of 4
   CHECK(has(src, "scale / (float)(end - begin)")); // mean
   CHECK(has(src, "Partial sums in segment order"));
+}
+
+TEST_CASE("short rows get small groups, long rows full warps in segments") {
+  layers::LayerOptions o;
+  o.dim = 128;
+  Shape shape;
+  shape.medianDegree = 4; // a road-like grid
+  shape.maxDegree = 4;
+  const Program grid = plan(lowered("gcn", o), Pass::Forward, shape);
+  CHECK(has(grid.modules[0].source, "constexpr int G = 4, CH = 8, TILE = G * V * CH;"));
+  CHECK(grid.modules[0].kernels.size() == 1);
+  shape.maxDegree = 40000; // a power-law graph with hubs
+  const Program hubs = plan(lowered("gcn", o), Pass::Forward, shape);
+  CHECK(has(hubs.modules[0].source, "constexpr long long HEAVY = 32, SEGMENT = 256;"));
+  CHECK(has(hubs.modules[0].source, "constexpr int G = 32, CH = 1, TILE = G * V * CH;")); // segments
+  CHECK(hubs.steps[0].tuning.print() ==
+        "group=4 vec=4 chunks=8 block=256 heavy>32 in segments of 256 by 32 lanes x 1 chunks");
 }
 
 TEST_CASE("the same layer and config give byte-identical source") {
@@ -167,7 +186,7 @@ TEST_CASE("NVRTC compiles every generated kernel of every SpMM layer for sm_90")
   Shape cusparse;
   cusparse.variant = Variant::Cusparse;
   cusparse.weighted = true;
-  const std::vector<Variation> variations = {{130, heavy64}, {3, unaligned}, {128, cusparse}, {1, {}}};
+  const std::vector<Variation> variations = {{130, heavy64}, {3, unaligned}, {128, cusparse}, {130, cusparse}, {1, {}}};
   for (const Variation &v : variations)
     for (const test::SpmmLayerCase &c : test::spmmLayerCases(v.dim)) {
       CAPTURE(c.label);
