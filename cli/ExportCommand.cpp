@@ -38,6 +38,8 @@ struct ExportArgs {
   std::string arch{runtime::kCompileOnlyArch};
   std::string index = "int32";
   int64_t maxDegree = 32;
+  int64_t medianDegree = 8;
+  bool local = false;
   std::string variant = "auto";
   bool unaligned = false;
   bool backward = true;   ///< --backward: the default, accepted for symmetry
@@ -212,11 +214,13 @@ void run(const ExportArgs &args) {
   const codegen::IndexWidth index = args.index == "int64" ? codegen::IndexWidth::I64 : codegen::IndexWidth::I32;
 
   // Plan every pass first: a refusal leaves nothing behind.
-  // The tuning rule sees every row with --max-degree edges (median and
-  // maximum alike); there is no graph to measure.
+  // There is no graph to measure: the tuning rule sees rows of
+  // --median-degree edges (mean and median) up to --max-degree.
   graph::DegreeSummary degrees;
-  degrees.min = degrees.p50 = degrees.p90 = degrees.p99 = degrees.p999 = degrees.max = args.maxDegree;
-  degrees.mean = static_cast<double>(args.maxDegree);
+  const int64_t median = std::min(args.medianDegree, args.maxDegree);
+  degrees.min = degrees.p50 = degrees.p90 = degrees.p99 = degrees.p999 = median;
+  degrees.max = args.maxDegree;
+  degrees.mean = static_cast<double>(median);
   exec::ProgramConfig config;
   config.index = index;
   config.weighted = args.layerArgs.weighted;
@@ -225,6 +229,7 @@ void run(const ExportArgs &args) {
     in.degrees = &degrees;
     in.width = stage.aggregate->shape().size();
     in.cusparsePossible = cusparsePossible;
+    in.local = args.local;
     in.alignedGather = !args.unaligned && exec::isPlainGather(stage);
     in.variant = variant;
     return exec::chooseSpmm(in);
@@ -356,10 +361,16 @@ void addExportCommand(CLI::App &app) {
       ->check(CLI::IsMember({"int32", "int64"}))
       ->capture_default_str();
   cmd->add_option("--max-degree", args->maxDegree,
-                  "Row degree the tuning rule sees (as every row's: median and maximum); above the rule's heavy-row "
-                  "threshold (256 with a warp per row) SpMM modules get segment and combine entries")
+                  "Longest row the tuning rule sees; rows above its heavy-row threshold (128, or 4x the median "
+                  "degree, or 8x the group with --local) give SpMM modules segment and combine entries")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--median-degree", args->medianDegree,
+                  "Typical row length the tuning rule sees (capped at --max-degree)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_flag("--local", args->local,
+                "Plan for a graph whose neighbours have close ids (meshes, grids): small groups for short rows");
   cmd->add_option("--variant", args->variant,
                   "SpMM aggregations: auto (the tuning rule), generated, or cusparse (where cuSPARSE can run them)")
       ->check(CLI::IsMember({"auto", "generated", "cusparse"}))

@@ -58,6 +58,37 @@ struct LayerRunner::Compiled {
   DeviceTensors outputs;
 };
 
+ProgramConfig graphProgramConfig(const graph::Graph &graph, const RunnerOptions &options, bool aligned) {
+  const graph::DegreeStats &stats = graph.stats();
+  ProgramConfig config;
+  config.index = graph.indexType() == graph::IndexType::Int32 ? codegen::IndexWidth::I32 : codegen::IndexWidth::I64;
+  config.weighted = graph.hasWeights();
+  config.chooseSpmm = [&stats, options, aligned](const lower::AggregationStage &stage, bool cusparsePossible) {
+    TuningInputs in;
+    in.degrees = directionOf(stage) == Direction::In ? &stats.in : &stats.out;
+    in.width = stage.aggregate->shape().size();
+    in.local = stats.avgEdgeSpan <= static_cast<double>(stats.nodes) / 64.0;
+    in.cusparsePossible = cusparsePossible;
+    in.alignedGather = aligned && isPlainGather(stage);
+    in.variant = options.variant;
+    in.group = options.spmmGroup;
+    in.heavyThreshold = options.spmmHeavyThreshold;
+    return chooseSpmm(in);
+  };
+  return config;
+}
+
+int compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
+                   const RunnerOptions &options) {
+  const Program program = planProgram(lowered, pass, graphProgramConfig(graph, options, true));
+  runtime::KernelCache &cache = options.cache ? *options.cache : defaultCache();
+  runtime::CompileOptions compileOptions;
+  compileOptions.arch = runtime::targetArch(options.arch);
+  for (const codegen::GeneratedModule &module : program.modules)
+    cache.compile(kernelSource(module), compileOptions);
+  return static_cast<int>(program.modules.size());
+}
+
 LayerRunner::LayerRunner(const lower::LoweredLayer &lowered, DeviceGraph &graph, RunnerOptions options)
     : lowered_(lowered), graph_(graph), options_(std::move(options)) {
   for (const InputPtr &in : lowered_.layer.inputs())
@@ -81,22 +112,7 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
   if (slot)
     return *slot;
   const auto start = std::chrono::steady_clock::now();
-  const graph::DegreeStats &stats = graph_.host().stats();
-  ProgramConfig config;
-  config.index = graph_.host().indexType() == graph::IndexType::Int32 ? codegen::IndexWidth::I32
-                                                                       : codegen::IndexWidth::I64;
-  config.weighted = graph_.host().hasWeights();
-  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible) {
-    TuningInputs in;
-    in.degrees = directionOf(stage) == Direction::In ? &stats.in : &stats.out;
-    in.width = stage.aggregate->shape().size();
-    in.cusparsePossible = cusparsePossible;
-    in.alignedGather = aligned && isPlainGather(stage);
-    in.variant = options_.variant;
-    in.group = options_.spmmGroup;
-    in.heavyThreshold = options_.spmmHeavyThreshold;
-    return chooseSpmm(in);
-  };
+  const ProgramConfig config = graphProgramConfig(graph_.host(), options_, aligned);
   auto c = std::make_unique<Compiled>();
   c->program = planProgram(lowered_, pass, config);
 

@@ -34,6 +34,16 @@ struct RunnerOptions {
   int64_t spmmHeavyThreshold = 0;
 };
 
+/// The program config the runner plans with on `graph`: index type,
+/// weights, and the tuning rule fed with the graph's degree statistics.
+/// `aligned`: inputs allow 16-byte vector loads.
+ProgramConfig graphProgramConfig(const graph::Graph &graph, const RunnerOptions &options, bool aligned);
+
+/// Compiles every kernel of `pass` for `graph` without a GPU (NVRTC only),
+/// as the runner would; returns how many modules.
+int compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
+                   const RunnerOptions &options);
+
 /// How the kernels of a pass were obtained (for reports).
 struct CompileReport {
   int modules = 0;

@@ -106,10 +106,10 @@ Program planProgram(const lower::LoweredLayer &lowered, Pass pass, const Program
     const bool spmm = s.family == lower::Family::SpMM;
     const bool nodeSum = agg->over() == Over::AllNodes && agg->reduce() == Reduce::Sum;
     if (!spmm && !nodeSum)
-      throwUserError("layer {}: {} aggregation {} is in the {} family ({}), whose kernels are not generated yet; "
-                     "run it with --backend cpu",
-                     layer, pass == Pass::Forward ? "forward" : "backward", printExpr(s.aggregate),
-                     lower::familyName(s.family), s.reason);
+      throwUserError("layer {}: kernels of the {} family ({}) are not generated yet; run it with --backend cpu. "
+                     "The {} aggregation:\n{}",
+                     layer, lower::familyName(s.family), s.reason, pass == Pass::Forward ? "forward" : "backward",
+                     printExpr(s.aggregate));
   }
 
   for (const Target &t : program.targets)

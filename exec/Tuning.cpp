@@ -19,7 +19,12 @@ int nextPowerOfTwo(int64_t n) {
 
 SpmmChoice chooseSpmm(const TuningInputs &in) {
   SpmmChoice choice;
-  if (in.variant == Variant::Cusparse && in.cusparsePossible) {
+  // Auto takes cuSPARSE for skewed degrees, where it beat the generated
+  // kernel on the H200 (R-MAT scale 20: 1.43 vs 1.55 ms; tolokers: 0.081 vs
+  // 0.085 ms, F = 128), and the generated kernel for even degrees, where it
+  // won (2-D grid: 0.43 vs 0.56 ms; uniform random, degree 100: 0.64 vs 0.85).
+  const bool skewed = in.degrees && (in.degrees->std > in.degrees->mean || in.degrees->max > 16 * in.degrees->mean);
+  if (in.cusparsePossible && (in.variant == Variant::Cusparse || (in.variant == Variant::Auto && skewed))) {
     choice.cusparse = true;
     return choice;
   }
@@ -33,17 +38,23 @@ SpmmChoice chooseSpmm(const TuningInputs &in) {
   t.segmentGroup = nextPowerOfTwo(vectors);
   t.segmentChunks = chunksFor(t.segmentGroup);
   t.segmentLength = 256;
-  // Typical rows: a group about as wide as the median row is long, so a
-  // warp serves several short rows at once and has their gathers in flight
-  // together (H200, F = 128: 4 lanes per row on a 2-D grid ran 1.5x faster
-  // than a warp per row; a warp per row won on rows of ~100 edges).
+  // Typical rows: with local ids, a group about as wide as the median row is
+  // long, so a warp serves several short rows and has their gathers in
+  // flight together (H200, F = 128, 2-D grid: 4 lanes per row 0.43 ms, a
+  // warp per row 0.65 ms). With scattered ids a row's gather wants whole
+  // 512-byte requests: on R-MAT 4 lanes per row took 2.0 ms, a warp 1.55 ms.
   const int64_t median = in.degrees ? std::max<int64_t>(1, in.degrees->p50) : 32;
-  t.group = in.group > 0 ? in.group : std::min(t.segmentGroup, std::max(4, nextPowerOfTwo(median)));
+  t.group = in.group > 0 ? in.group
+            : in.local  ? std::min(t.segmentGroup, std::max(4, nextPowerOfTwo(median)))
+                        : t.segmentGroup;
   t.group = std::min(t.group, t.segmentGroup);
   t.chunks = chunksFor(t.group);
   t.blockThreads = 256;
-  // Rows much longer than the group is wide go to the segment kernels.
-  const int64_t threshold = in.heavyThreshold > 0 ? in.heavyThreshold : 8 * static_cast<int64_t>(t.group);
+  // Rows much longer than typical go to the segment kernels (R-MAT: 128
+  // beat 32 and 512; uniform degree 100: splitting nothing was best).
+  const int64_t threshold = in.heavyThreshold > 0 ? in.heavyThreshold
+                            : in.local             ? 8 * static_cast<int64_t>(t.group)
+                                                   : std::max<int64_t>(128, 4 * median);
   const int64_t maxDegree = in.degrees ? in.degrees->max : 0;
   t.heavyThreshold = maxDegree > threshold ? threshold : 0;
   return choice;

@@ -11,6 +11,10 @@ namespace gnnjit::exec {
 
 struct TuningInputs {
   const graph::DegreeSummary *degrees = nullptr; ///< of the rows the kernel walks (in-degrees for In)
+  /// Neighbours' ids are close (DegreeStats::avgEdgeSpan at most 1/64 of the
+  /// nodes, as on meshes and road grids): gathered rows then share cache
+  /// lines and pages, and small groups per row pay off.
+  bool local = false;
   int64_t width = 1;           ///< F: floats per aggregated row
   bool cusparsePossible = false;
   bool alignedGather = false;  ///< the gathered input allows 16-byte vector loads (plain gather, aligned rows)

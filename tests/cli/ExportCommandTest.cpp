@@ -129,7 +129,7 @@ TEST_CASE("export gcn: plan.json, sources with provenance, PTX, standalone nvcc 
 
 TEST_CASE("export gin with heavy rows and int64 indices: segment and combine entries, a node-sum module") {
   gnnjit::test::TempDir tmp;
-  const auto plan = exportPlan("--layer gin --dim 3 --max-degree 1000 --index int64", tmp.path());
+  const auto plan = exportPlan("--layer gin --dim 3 --max-degree 1000 --index int64 --variant generated", tmp.path());
   CHECK(plan["index"] == "int64");
   const std::set<std::string> entries = entriesOf(plan);
   CHECK(entries.count("gnnjit_gin_fwd_agg0_rows") == 1);

@@ -23,6 +23,7 @@ struct Shape {
   codegen::IndexWidth index = codegen::IndexWidth::I32;
   bool weighted = false, aligned = true;
   int64_t maxDegree = 10, medianDegree = 32;
+  bool local = false;
   Variant variant = Variant::Generated;
 };
 
@@ -38,6 +39,7 @@ Program plan(const lower::LoweredLayer &lowered, Pass pass, const Shape &shape) 
     in.degrees = &degrees;
     in.width = stage.aggregate->shape().size();
     in.cusparsePossible = cusparsePossible;
+    in.local = shape.local;
     in.alignedGather = shape.aligned && isPlainGather(stage);
     in.variant = shape.variant;
     return chooseSpmm(in);
@@ -123,7 +125,7 @@ TEST_CASE("heavy rows get segment and combine entry points; odd widths fall back
   CHECK(entries == std::vector<std::string>{"gnnjit_sage_fwd_agg0_rows", "gnnjit_sage_fwd_agg0_segments",
                                             "gnnjit_sage_fwd_agg0_combine"});
   const std::string &src = p.modules[0].source;
-  CHECK(has(src, "constexpr long long HEAVY = 256, SEGMENT = 256;"));
+  CHECK(has(src, "constexpr long long HEAVY = 128, SEGMENT = 256;"));
   CHECK(has(src, "V = 2")); // 130 is even, not a multiple of 4
   CHECK(has(src, "scale / (float)(end - begin)")); // mean
   CHECK(has(src, "Partial sums in segment order"));
@@ -135,15 +137,20 @@ TEST_CASE("short rows get small groups, long rows full warps in segments") {
   Shape shape;
   shape.medianDegree = 4; // a road-like grid
   shape.maxDegree = 4;
+  shape.local = true;
   const Program grid = plan(lowered("gcn", o), Pass::Forward, shape);
   CHECK(has(grid.modules[0].source, "constexpr int G = 4, CH = 8, TILE = G * V * CH;"));
   CHECK(grid.modules[0].kernels.size() == 1);
-  shape.maxDegree = 40000; // a power-law graph with hubs
+  shape.maxDegree = 40000; // a power-law graph with hubs and scattered ids
+  shape.local = false;
   const Program hubs = plan(lowered("gcn", o), Pass::Forward, shape);
-  CHECK(has(hubs.modules[0].source, "constexpr long long HEAVY = 32, SEGMENT = 256;"));
-  CHECK(has(hubs.modules[0].source, "constexpr int G = 32, CH = 1, TILE = G * V * CH;")); // segments
+  CHECK(has(hubs.modules[0].source, "constexpr long long HEAVY = 128, SEGMENT = 256;"));
   CHECK(hubs.steps[0].tuning.print() ==
-        "group=4 vec=4 chunks=8 block=256 heavy>32 in segments of 256 by 32 lanes x 1 chunks");
+        "group=32 vec=4 chunks=1 block=256 heavy>128 in segments of 256 by 32 lanes x 1 chunks");
+  shape.local = true; // the same degrees on a mesh: small groups, full warps for the long rows
+  const Program mesh = plan(lowered("gcn", o), Pass::Forward, shape);
+  CHECK(has(mesh.modules[0].source, "constexpr long long HEAVY = 32, SEGMENT = 256;"));
+  CHECK(has(mesh.modules[0].source, "constexpr int G = 32, CH = 1, TILE = G * V * CH;")); // segments
 }
 
 TEST_CASE("the same layer and config give byte-identical source") {
