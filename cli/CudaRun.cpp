@@ -71,7 +71,7 @@ CudaRunResult runOnCuda(const lower::LoweredLayer &lowered, const graph::Graph &
   const exec::CompileReport &report = runner.compileReport();
   r.modules = report.modules;
   r.compiled = report.compiled;
-  r.cacheHits = report.diskHits + report.memoryHits;
+  r.cacheHits = report.modules - report.compiled;
   r.forwardPlan = runner.program(exec::Pass::Forward).describe();
 
   const exec::UploadedTensors in(inputs);

@@ -22,7 +22,7 @@ struct CudaRunOptions {
 struct CudaRunResult {
   ref::TensorMap outputs, gradients;
   double compileMs = 0;  ///< generating, compiling (or loading from the cache) and loading every kernel
-  int modules = 0, compiled = 0, cacheHits = 0;
+  int modules = 0, compiled = 0, cacheHits = 0; ///< cacheHits: modules found compiled (memory or disk)
   double forwardMs = 0, backwardMs = 0; ///< medians
   size_t graphBytes = 0;    ///< the graph's arrays on the device (CSR, transpose, degrees, cuSPARSE values)
   size_t peakBytes = 0;     ///< most device memory gnnjit held at once, graph and inputs included

@@ -224,11 +224,13 @@ void run(const ExportArgs &args) {
   exec::ProgramConfig config;
   config.index = index;
   config.weighted = args.layerArgs.weighted;
-  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible) {
+  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible,
+                                                 bool cusparseNeedsPass) {
     exec::TuningInputs in;
     in.degrees = &degrees;
     in.width = stage.aggregate->shape().size();
     in.cusparsePossible = cusparsePossible;
+    in.cusparseNeedsPass = cusparseNeedsPass;
     in.local = args.local;
     in.alignedGather = !args.unaligned && exec::isPlainGather(stage);
     in.variant = variant;

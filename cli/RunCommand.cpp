@@ -408,6 +408,8 @@ void run(const RunArgs &args) {
   if (args.backward)
     fmt::print(", backward {:.3f} ms", backwardMs);
   fmt::print("{}\n", gpu ? fmt::format(" (median of {} on the GPU)", args.reps) : std::string());
+  if (args.check && !gpu)
+    fmt::print("check    nothing to compare: the reference executor is the backend here\n");
   if (!checks.empty()) {
     bool pass = true;
     for (const CheckRow &row : checks) {

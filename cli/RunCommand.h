@@ -1,5 +1,7 @@
-// `gnnjit run --layer NAME [--graph GRAPH] [--backend cpu] [layer options]
-//             [--seed S] [--backward] [--json] [--inputs DIR] [--dump DIR]`
+// `gnnjit run [--layer NAME (gcn)] [--graph GRAPH] [--backend auto|cuda|cpu]
+//             [--backend-variant auto|generated|cusparse] [--check] [--reps N]
+//             [layer options] [--seed S] [--backward] [--json] [--inputs DIR]
+//             [--dump DIR]`
 //
 // Builds a library layer, binds its inputs (seeded random values in [-1, 1],
 // or tensors read from --inputs DIR), runs it forward with the backend and,
@@ -8,8 +10,14 @@
 // sum over outputs of <d_out, out>). Prints per-output checksums (sum, sum
 // of squares, max |x|), per-input gradient checksums and timings in ms.
 //
-// Backends: only "cpu" (the double-precision reference executor, ref/)
-// exists; "cuda" is refused with a message until the CUDA backend is built.
+// Backends: "cuda" lowers the layer, generates and compiles its kernels and
+// runs them on the GPU (exec::LayerRunner), timing the median of --reps runs
+// after a warm-up; --check also runs the reference and fails (exit 3) when a
+// result is off by more than 1e-4 relative. Layers of families without
+// generated kernels yet are refused. "cpu" is the double-precision reference
+// executor (ref/). "auto" (the default) is cuda when a GPU is present;
+// otherwise it compiles the kernels (NVRTC needs no GPU), runs the reference
+// and says so.
 //
 // Graph: --graph takes what `gnnjit info`'s GRAPH takes (file, dataset
 // folder or name, generator spec), default cli::kDefaultGraph

@@ -63,12 +63,14 @@ ProgramConfig graphProgramConfig(const graph::Graph &graph, const RunnerOptions 
   ProgramConfig config;
   config.index = graph.indexType() == graph::IndexType::Int32 ? codegen::IndexWidth::I32 : codegen::IndexWidth::I64;
   config.weighted = graph.hasWeights();
-  config.chooseSpmm = [&stats, options, aligned](const lower::AggregationStage &stage, bool cusparsePossible) {
+  config.chooseSpmm = [&stats, options, aligned](const lower::AggregationStage &stage, bool cusparsePossible,
+                                                 bool cusparseNeedsPass) {
     TuningInputs in;
     in.degrees = directionOf(stage) == Direction::In ? &stats.in : &stats.out;
     in.width = stage.aggregate->shape().size();
     in.local = stats.avgEdgeSpan <= static_cast<double>(stats.nodes) / 64.0;
     in.cusparsePossible = cusparsePossible;
+    in.cusparseNeedsPass = cusparseNeedsPass;
     in.alignedGather = aligned && isPlainGather(stage);
     in.variant = options.variant;
     in.group = options.spmmGroup;

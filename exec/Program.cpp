@@ -147,7 +147,8 @@ Program planProgram(const lower::LoweredLayer &lowered, Pass pass, const Program
                          countAggregates(program.targets[user].value, stages) == 1 &&
                          codegen::isElementwiseIn(program.targets[user].value, *s.aggregate);
     const bool cusparsePossible = s.scalarWeight && isPlainGather(s);
-    const SpmmChoice choice = config.chooseSpmm(s, cusparsePossible);
+    const bool direct = fusable && program.targets[user].value.get() == s.aggregate.get();
+    const SpmmChoice choice = config.chooseSpmm(s, cusparsePossible, fusable && !direct);
     if (choice.cusparse && !cusparsePossible)
       throwInternalError("cuSPARSE chosen for a stage it cannot run");
 
@@ -158,7 +159,6 @@ Program planProgram(const lower::LoweredLayer &lowered, Pass pass, const Program
     spec.index = config.index;
     spec.weighted = config.weighted;
     spec.tuning = choice.tuning;
-    const bool direct = fusable && program.targets[user].value.get() == s.aggregate.get();
     if (choice.cusparse) {
       step.kind = Step::Kind::Cusparse;
       step.gathered = cast<InputRef>(s.value.get())->input()->name;

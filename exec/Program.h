@@ -36,8 +36,11 @@ struct ProgramConfig {
   bool weighted = false;
   /// Picks the variant and tuning of each SpMM stage (its aggregate's width
   /// is stage.aggregate->shape().size()). `cusparsePossible` says whether
-  /// cuSPARSE can run it (one scalar weight per edge, a plain gathered input).
-  std::function<SpmmChoice(const lower::AggregationStage &stage, bool cusparsePossible)> chooseSpmm;
+  /// cuSPARSE can run it (one scalar weight per edge, a plain gathered
+  /// input); `cusparseNeedsPass` whether it would then need a node pass for
+  /// an epilogue the generated kernel fuses.
+  std::function<SpmmChoice(const lower::AggregationStage &stage, bool cusparsePossible, bool cusparseNeedsPass)>
+      chooseSpmm;
 };
 
 /// A value a program writes for the caller: a layer output (forward) or an

@@ -24,7 +24,10 @@ SpmmChoice chooseSpmm(const TuningInputs &in) {
   // 0.085 ms, F = 128), and the generated kernel for even degrees, where it
   // won (2-D grid: 0.43 vs 0.56 ms; uniform random, degree 100: 0.64 vs 0.85).
   const bool skewed = in.degrees && (in.degrees->std > in.degrees->mean || in.degrees->max > 16 * in.degrees->mean);
-  if (in.cusparsePossible && (in.variant == Variant::Cusparse || (in.variant == Variant::Auto && skewed))) {
+  // Not when cuSPARSE needs a pass over the output that the generated kernel
+  // fuses (GIN's self term).
+  const bool autoCusparse = in.variant == Variant::Auto && skewed && !in.cusparseNeedsPass;
+  if (in.cusparsePossible && (in.variant == Variant::Cusparse || autoCusparse)) {
     choice.cusparse = true;
     return choice;
   }

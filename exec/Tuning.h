@@ -17,6 +17,7 @@ struct TuningInputs {
   bool local = false;
   int64_t width = 1;           ///< F: floats per aggregated row
   bool cusparsePossible = false;
+  bool cusparseNeedsPass = false; ///< cuSPARSE would need a node pass the generated kernel fuses
   bool alignedGather = false;  ///< the gathered input allows 16-byte vector loads (plain gather, aligned rows)
   Variant variant = Variant::Auto;
   /// Forced lanes per row and heavy-row threshold (0: the rule's), for

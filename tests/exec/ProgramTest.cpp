@@ -34,11 +34,13 @@ Program plan(const lower::LoweredLayer &lowered, Pass pass, const Shape &shape) 
   ProgramConfig config;
   config.index = shape.index;
   config.weighted = shape.weighted;
-  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible) {
+  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible,
+                                                 bool cusparseNeedsPass) {
     TuningInputs in;
     in.degrees = &degrees;
     in.width = stage.aggregate->shape().size();
     in.cusparsePossible = cusparsePossible;
+    in.cusparseNeedsPass = cusparseNeedsPass;
     in.local = shape.local;
     in.alignedGather = shape.aligned && isPlainGather(stage);
     in.variant = shape.variant;
