@@ -35,8 +35,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <unistd.h>
 #include <functional>
+#include <unistd.h>
 #include <vector>
 
 using namespace gnnjit;
@@ -135,12 +135,14 @@ int main(int argc, char **argv) {
   Options o;
   CLI::App app{"GCN aggregation on the GPU: generated kernel vs cuSPARSE (cached and uncached), forward and "
                "forward+backward"};
-  app.add_option("graphs", o.graphs, "graphs (GRAPH specs as gnnjit takes them); self loops and duplicate edges "
-                                     "are removed, as the baselines did");
+  app.add_option("graphs", o.graphs,
+                 "graphs (GRAPH specs as gnnjit takes them); self loops and duplicate edges "
+                 "are removed, as the baselines did");
   app.add_option("--F", o.F, "feature width")->check(CLI::PositiveNumber);
   app.add_option("--reps", o.reps, "timed runs (median)")->check(CLI::PositiveNumber);
   app.add_option("--warmup", o.warmup, "untimed runs first");
-  app.add_option("--dump-npy", o.npyDir, "write each graph's edge index as <DIR>/<name>.npy for python/bench_pyg_gcn.py");
+  app.add_option("--dump-npy", o.npyDir,
+                 "write each graph's edge index as <DIR>/<name>.npy for python/bench_pyg_gcn.py");
   app.add_option("--json", o.jsonPath, "also write one JSON line per measurement here");
   app.add_flag("--sweep", o.sweep,
                "also time the generated kernel for lanes per row 4..32 and heavy-row thresholds 32..512");
@@ -170,7 +172,8 @@ int main(int argc, char **argv) {
       if (!o.npyDir.empty()) {
         fs::create_directories(o.npyDir);
         std::string stem = spec;
-        std::replace_if(stem.begin(), stem.end(), [](char c) { return c == ':' || c == ',' || c == '='; }, '_');
+        std::replace_if(
+            stem.begin(), stem.end(), [](char c) { return c == ':' || c == ',' || c == '='; }, '_');
         graph::writeEdgeIndexNpy(g, fs::path(o.npyDir) / (stem + ".npy"));
       }
       const int64_t n = g.numNodes(), F = o.F;
@@ -280,12 +283,13 @@ int main(int argc, char **argv) {
                   double(dg.deviceBytes()) / (1 << 20));
     }
 
-    std::printf("\nGCN aggregation, F = %lld fp32, median of %d (ms); GB/s = traffic model / forward time; "
-                "peak = device memory a first forward+backward needs beyond its inputs: graph arrays, outputs, scratch, "
-                "cuSPARSE values and workspaces (MiB)\n",
-                (long long)o.F, o.reps);
-    std::printf("%-30s %-18s %9s %9s %8s %8s %11s %11s %9s %9s\n", "graph", "variant", "fwd", "fwd+bwd", "GB/s",
-                "peak", "fwd/uncach", "fb/uncach", "fwd/paper", "fb/paper");
+    std::printf(
+        "\nGCN aggregation, F = %lld fp32, median of %d (ms); GB/s = traffic model / forward time; "
+        "peak = device memory a first forward+backward needs beyond its inputs: graph arrays, outputs, scratch, "
+        "cuSPARSE values and workspaces (MiB)\n",
+        (long long)o.F, o.reps);
+    std::printf("%-30s %-18s %9s %9s %8s %8s %11s %11s %9s %9s\n", "graph", "variant", "fwd", "fwd+bwd", "GB/s", "peak",
+                "fwd/uncach", "fb/uncach", "fwd/paper", "fb/paper");
     for (const Row &r : rows) {
       const Row *uncached = nullptr;
       for (const Row &u : rows)
@@ -296,7 +300,7 @@ int main(int argc, char **argv) {
         if (r.graph.rfind(p.graphPrefix, 0) == 0)
           paper = &p;
       const std::string fwdPaper = paper ? fmt::format("{:.2f}", r.fwd / paper->fwd) : "-";
-      const std::string fbPaper = paper ? fmt::format("{:.2f}", r.fwdbwd / paper->fwdbwd)
+      const std::string fbPaper = paper                   ? fmt::format("{:.2f}", r.fwdbwd / paper->fwdbwd)
                                   : r.graph == "tolokers" ? fmt::format("{:.2f}", r.fwdbwd / kPaperTolokersFwdBwd)
                                                           : "-";
       std::printf("%-30s %-18s %9.3f %9.3f %8.0f %8.1f %11.2f %11.2f %9s %9s\n", r.graph.c_str(), r.variant.c_str(),
@@ -304,8 +308,13 @@ int main(int argc, char **argv) {
                   fwdPaper.c_str(), fbPaper.c_str());
       if (json)
         std::fprintf(json, "%s\n",
-                     nlohmann::json{{"graph", r.graph}, {"variant", r.variant}, {"F", o.F}, {"fwd_ms", r.fwd},
-                                    {"fwdbwd_ms", r.fwdbwd}, {"fwd_GBps", r.gbps}, {"peak_fwdbwd_MiB", r.peakMiB}}
+                     nlohmann::json{{"graph", r.graph},
+                                    {"variant", r.variant},
+                                    {"F", o.F},
+                                    {"fwd_ms", r.fwd},
+                                    {"fwdbwd_ms", r.fwdbwd},
+                                    {"fwd_GBps", r.gbps},
+                                    {"peak_fwdbwd_MiB", r.peakMiB}}
                          .dump()
                          .c_str());
     }

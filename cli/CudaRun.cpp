@@ -1,8 +1,8 @@
 #include "cli/CudaRun.h"
 
 #include "exec/HostTransfer.h"
-#include "runtime/Compile.h"
 #include "exec/LayerRunner.h"
+#include "runtime/Compile.h"
 #include "runtime/CudaCheck.h"
 #include "runtime/DeviceBuffer.h"
 #include "support/Error.h"

@@ -21,12 +21,12 @@ struct CudaRunOptions {
 
 struct CudaRunResult {
   ref::TensorMap outputs, gradients;
-  double compileMs = 0;  ///< generating, compiling (or loading from the cache) and loading every kernel
+  double compileMs = 0; ///< generating, compiling (or loading from the cache) and loading every kernel
   int modules = 0, compiled = 0, cacheHits = 0; ///< cacheHits: modules found compiled (memory or disk)
-  double forwardMs = 0, backwardMs = 0; ///< medians
-  size_t graphBytes = 0;    ///< the graph's arrays on the device (CSR, transpose, degrees, cuSPARSE values)
-  size_t peakBytes = 0;     ///< most device memory gnnjit held at once, graph and inputs included
-  size_t inputBytes = 0;    ///< the inputs (and output gradients) uploaded
+  double forwardMs = 0, backwardMs = 0;         ///< medians
+  size_t graphBytes = 0; ///< the graph's arrays on the device (CSR, transpose, degrees, cuSPARSE values)
+  size_t peakBytes = 0;  ///< most device memory gnnjit held at once, graph and inputs included
+  size_t inputBytes = 0; ///< the inputs (and output gradients) uploaded
   std::string forwardPlan, backwardPlan; ///< Program::describe()
 };
 

@@ -42,7 +42,7 @@ struct ExportArgs {
   bool local = false;
   std::string variant = "auto";
   bool unaligned = false;
-  bool backward = true;   ///< --backward: the default, accepted for symmetry
+  bool backward = true; ///< --backward: the default, accepted for symmetry
   bool noBackward = false;
 };
 
@@ -91,13 +91,13 @@ ordered_json aggregateJson(const exec::Step &step) {
     return nullptr;
   const auto *agg = llvm::cast<dsl::Aggregate>(step.stage.aggregate.get());
   const std::string shape = dsl::shapeText(step.stage.aggregate->shape());
-  return {{"text", fmt::format("aggregate[{}, {}] {}", dsl::reduceName(agg->reduce()), dsl::overName(agg->over()),
-                               shape)},
-          {"reduce", dsl::reduceName(agg->reduce())},
-          {"over", dsl::overName(agg->over())},
-          {"shape", shape},
-          {"family", lower::familyName(step.stage.family)},
-          {"buffer", step.aggregate >= 0 ? ordered_json(step.aggregate) : ordered_json(nullptr)}};
+  return {
+      {"text", fmt::format("aggregate[{}, {}] {}", dsl::reduceName(agg->reduce()), dsl::overName(agg->over()), shape)},
+      {"reduce", dsl::reduceName(agg->reduce())},
+      {"over", dsl::overName(agg->over())},
+      {"shape", shape},
+      {"family", lower::familyName(step.stage.family)},
+      {"buffer", step.aggregate >= 0 ? ordered_json(step.aggregate) : ordered_json(nullptr)}};
 }
 
 /// The grid LayerRunner launches kernel `k` of the module of `step` with
@@ -145,18 +145,17 @@ ordered_json passJson(const exec::Program &program) {
   ordered_json steps = ordered_json::array();
   for (const exec::Step &step : program.steps) {
     const bool generated = step.kind == exec::Step::Kind::Spmm;
-    steps.push_back(
-        {{"kind", stepKindName(step.kind)},
-         {"aggregate", aggregateJson(step)},
-         {"target", orNull(step.target)},
-         {"variant", step.kind == exec::Step::Kind::Cusparse ? ordered_json("cusparse")
-                     : step.kind == exec::Step::Kind::Zero   ? ordered_json(nullptr)
-                                                             : ordered_json("generated")},
-         {"tuning", generated ? tuningJson(step.tuning) : ordered_json(nullptr)},
-         {"module", step.module >= 0 ? ordered_json(program.modules[static_cast<size_t>(step.module)].name)
-                                     : ordered_json(nullptr)},
-         {"width", step.width},
-         {"gathered", orNull(step.gathered)}});
+    steps.push_back({{"kind", stepKindName(step.kind)},
+                     {"aggregate", aggregateJson(step)},
+                     {"target", orNull(step.target)},
+                     {"variant", step.kind == exec::Step::Kind::Cusparse ? ordered_json("cusparse")
+                                 : step.kind == exec::Step::Kind::Zero   ? ordered_json(nullptr)
+                                                                         : ordered_json("generated")},
+                     {"tuning", generated ? tuningJson(step.tuning) : ordered_json(nullptr)},
+                     {"module", step.module >= 0 ? ordered_json(program.modules[static_cast<size_t>(step.module)].name)
+                                                 : ordered_json(nullptr)},
+                     {"width", step.width},
+                     {"gathered", orNull(step.gathered)}});
   }
   ordered_json targets = ordered_json::array();
   for (const exec::Target &t : program.targets)
@@ -224,8 +223,7 @@ void run(const ExportArgs &args) {
   exec::ProgramConfig config;
   config.index = index;
   config.weighted = args.layerArgs.weighted;
-  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible,
-                                                 bool cusparseNeedsPass) {
+  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible, bool cusparseNeedsPass) {
     exec::TuningInputs in;
     in.degrees = &degrees;
     in.width = stage.aggregate->shape().size();
@@ -352,7 +350,8 @@ void run(const ExportArgs &args) {
 void addExportCommand(CLI::App &app) {
   auto args = std::make_shared<ExportArgs>();
   CLI::App *cmd = app.add_subcommand(
-      "export", "Write a layer's generated CUDA modules, device headers, PTX and plan.json to a folder (no GPU needed)");
+      "export",
+      "Write a layer's generated CUDA modules, device headers, PTX and plan.json to a folder (no GPU needed)");
   cmd->add_option("--layer", args->layer, "Library layer name (see `gnnjit layers`)")->required();
   addLayerOptions(*cmd, args->layerArgs,
                   "The graph has edge weights: kernels read them, and gcn and graphconv multiply messages by them "

@@ -4,10 +4,10 @@
 #include "cli/GraphOptions.h"
 #include "cli/LayerOptionsCli.h"
 #include "dsl/Differentiate.h"
-#include "layers/Library.h"
-#include "ref/Bindings.h"
 #include "exec/HostTransfer.h"
+#include "layers/Library.h"
 #include "lower/Pipeline.h"
+#include "ref/Bindings.h"
 #include "ref/Executor.h"
 #include "runtime/Device.h"
 #include "support/Error.h"
@@ -91,7 +91,8 @@ void writeTensorFile(const fs::path &dir, const std::string &name, const ref::Te
   std::vector<double> values = tensor.values;
   swapBytesIfBigEndian(values);
   std::ofstream out(dir / (name + ".bin"), std::ios::binary);
-  out.write(reinterpret_cast<const char *>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(double)));
+  out.write(reinterpret_cast<const char *>(values.data()),
+            static_cast<std::streamsize>(values.size() * sizeof(double)));
   if (!out)
     throwUserError("could not write '{}'", (dir / (name + ".bin")).string());
 }
@@ -163,7 +164,7 @@ struct Named {
 
 nlohmann::ordered_json checksumJson(const std::string &key, const std::string &name, const ref::Tensor &t) {
   const Checksum c = checksum(t);
-  return {{key, name},          {"rows", t.rows},     {"cols", t.cols},          {"sum", c.sum},
+  return {{key, name},         {"rows", t.rows},      {"cols", t.cols},           {"sum", c.sum},
           {"sum_sq", c.sumSq}, {"max_abs", c.maxAbs}, {"non_finite", c.nonFinite}};
 }
 
@@ -288,8 +289,11 @@ void run(const RunArgs &args) {
     fs::create_directories(dir, ec);
     if (ec)
       throwUserError("cannot create the --dump folder '{}': {}", dir.string(), ec.message());
-    nlohmann::ordered_json manifest = {{"layer", info.name}, {"layer_hash", layer.hashHex()}, {"graph", g.name()},
-                                       {"nodes", g.numNodes()}, {"edges", g.numEdges()}};
+    nlohmann::ordered_json manifest = {{"layer", info.name},
+                                       {"layer_hash", layer.hashHex()},
+                                       {"graph", g.name()},
+                                       {"nodes", g.numNodes()},
+                                       {"edges", g.numEdges()}};
     nlohmann::ordered_json outs = nlohmann::ordered_json::array(), grads = nlohmann::ordered_json::array(),
                            ins = nlohmann::ordered_json::array();
     for (const auto &[name, t] : outputs) {
@@ -360,15 +364,16 @@ void run(const RunArgs &args) {
                       {"cache_hits", gpu->cacheHits},
                       {"forward", gpu->forwardPlan},
                       {"backward", gpu->backwardPlan}};
-      j["device_memory_bytes"] = {
-          {"peak", gpu->peakBytes}, {"graph", gpu->graphBytes}, {"inputs", gpu->inputBytes}};
+      j["device_memory_bytes"] = {{"peak", gpu->peakBytes}, {"graph", gpu->graphBytes}, {"inputs", gpu->inputBytes}};
     }
     if (compiled)
       j["compile_only"] = {{"modules", compiled->modules}, {"ms", compiled->ms}, {"refused", compiled->refused}};
     if (!checks.empty()) {
       nlohmann::ordered_json c = nlohmann::ordered_json::array();
       for (const CheckRow &row : checks)
-        c.push_back({{"what", row.what}, {"name", row.name}, {"worst_scaled_error", row.agreement.worst},
+        c.push_back({{"what", row.what},
+                     {"name", row.name},
+                     {"worst_scaled_error", row.agreement.worst},
                      {"pass", row.agreement.worst <= kCheckTolerance}});
       j["check"] = c;
     }
@@ -398,7 +403,8 @@ void run(const RunArgs &args) {
   } else {
     fmt::print("backend  cpu (double-precision reference executor)\n");
   }
-  fmt::print("inputs   {}\n", fromFiles ? "from " + args.inputsDir : fmt::format("random in [-1, 1], seed {}", args.seed));
+  fmt::print("inputs   {}\n",
+             fromFiles ? "from " + args.inputsDir : fmt::format("random in [-1, 1], seed {}", args.seed));
   for (const dsl::LayerOutput &out : layer.outputs())
     printChecksumRow("output", out.name, outputs.at(out.name));
   if (args.backward)
@@ -417,12 +423,12 @@ void run(const RunArgs &args) {
       pass &= ok;
       fmt::print("check    {:<6} {:<10} worst scaled error {:.3g} vs the fp64 reference{}\n", row.what, row.name,
                  row.agreement.worst,
-                 ok ? "" : fmt::format("  FAIL at [{}, {}]: {} vs {}", row.agreement.row, row.agreement.col,
-                                       row.agreement.actual, row.agreement.expected));
+                 ok ? ""
+                    : fmt::format("  FAIL at [{}, {}]: {} vs {}", row.agreement.row, row.agreement.col,
+                                  row.agreement.actual, row.agreement.expected));
     }
     if (!pass)
-      throwInternalError("the GPU result disagrees with the reference executor beyond {} (see above)",
-                         kCheckTolerance);
+      throwInternalError("the GPU result disagrees with the reference executor beyond {} (see above)", kCheckTolerance);
   }
 }
 

@@ -48,8 +48,7 @@ ExprEmitContext kernelContext(ParamList &params, const LeafPlaces &places) {
                          places.position);
     }
     const std::string name(graphQuantityName(q));
-    return fmt::format("{}[{}]",
-                       params.use(ParamKind::NodeQuantity, name, "q_" + name, "const float* __restrict__"),
+    return fmt::format("{}[{}]", params.use(ParamKind::NodeQuantity, name, "q_" + name, "const float* __restrict__"),
                        nodeAt(places, at));
   };
   ctx.readComputed = [&params, &places](const ExprNode &n, const std::string &offset) -> std::string {
@@ -57,9 +56,9 @@ ExprEmitContext kernelContext(ParamList &params, const LeafPlaces &places) {
       return it->second;
     if (auto it = places.inBuffers.find(&n); it != places.inBuffers.end()) {
       const std::string data = params.use(ParamKind::AggregateData, std::to_string(it->second),
-                                           aggregateParamName(it->second), "const float* __restrict__");
+                                          aggregateParamName(it->second), "const float* __restrict__");
       const std::string ld = params.use(ParamKind::AggregateStride, std::to_string(it->second),
-                                         aggregateStrideName(it->second), "long long");
+                                        aggregateStrideName(it->second), "long long");
       return fmt::format("{}[(long long)({}) * {} + ({})]", data, places.bufferRow, ld, offset);
     }
     return {};

@@ -13,9 +13,9 @@
 namespace gnnjit::codegen {
 
 struct LeafPlaces {
-  std::string srcNode;  ///< C expression of the node read at Src ("" when none)
-  std::string dstNode;  ///< ... at Dst
-  std::string position; ///< CSR position of the edge ("" outside edge loops)
+  std::string srcNode;   ///< C expression of the node read at Src ("" when none)
+  std::string dstNode;   ///< ... at Dst
+  std::string position;  ///< CSR position of the edge ("" outside edge loops)
   bool weighted = false; ///< csr_weights exists; otherwise an edge weight reads 1
   /// Aggregates (and other computed nodes) the kernel has in variables:
   /// node -> C expression of the element being computed. Only valid where

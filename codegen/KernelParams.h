@@ -21,17 +21,17 @@ enum class ParamKind : uint8_t {
   InputStride,   ///< long long row stride (floats) of the input `ref`
   AggregateData, ///< float rows of aggregate buffer `ref` (its index in the plan)
   AggregateStride,
-  OutputData,    ///< float rows of the output `ref` (a layer output or a gradient)
+  OutputData, ///< float rows of the output `ref` (a layer output or a gradient)
   OutputStride,
-  Partials,      ///< float scratch rows of a two-pass reduction or of row segments
-  NumPartials,   ///< long long: rows of Partials
-  SegmentRows,   ///< heavy-row segments: the row of each (index type)
-  SegmentBegins, ///< long long: the first CSR position of each segment
-  NumSegments,   ///< long long
-  HeavyRows,     ///< rows split into segments (index type)
+  Partials,          ///< float scratch rows of a two-pass reduction or of row segments
+  NumPartials,       ///< long long: rows of Partials
+  SegmentRows,       ///< heavy-row segments: the row of each (index type)
+  SegmentBegins,     ///< long long: the first CSR position of each segment
+  NumSegments,       ///< long long
+  HeavyRows,         ///< rows split into segments (index type)
   HeavyFirstSegment, ///< long long, one more than HeavyRows: each heavy row's first segment
-  NumHeavyRows,  ///< long long
-  EdgeValues,    ///< float per CSR position, written (cuSPARSE's matrix values)
+  NumHeavyRows,      ///< long long
+  EdgeValues,        ///< float per CSR position, written (cuSPARSE's matrix values)
 };
 std::string_view paramKindName(ParamKind kind);
 

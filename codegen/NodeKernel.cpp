@@ -64,8 +64,7 @@ GeneratedModule generateNodeKernel(const NodeKernelSpec &spec) {
     body.line("(void)h; (void)d;");
     ExprEmitter emitter(body, kernelContext(params, places));
     const std::string v = emitter.element(o.value, "h", "d");
-    const std::string data =
-        params.use(ParamKind::OutputData, o.name, outputParamName(o.name), "float* __restrict__");
+    const std::string data = params.use(ParamKind::OutputData, o.name, outputParamName(o.name), "float* __restrict__");
     const std::string ld = params.use(ParamKind::OutputStride, o.name, outputStrideName(o.name), "long long");
     body.line("{}[row * {} + f] = {};", data, ld, v);
   }
@@ -139,7 +138,7 @@ GeneratedModule generateNodeSumKernel(const NodeSumSpec &spec) {
     const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
     const std::string count = params.use(ParamKind::NumPartials, "", "num_partials", "long long");
     const std::string out = params.use(ParamKind::AggregateData, std::to_string(spec.aggregateIndex),
-                                        aggregateParamName(spec.aggregateIndex), "float* __restrict__");
+                                       aggregateParamName(spec.aggregateIndex), "float* __restrict__");
     auto fn = w.scope("{}", kernelSignature(kernel.entry, 32, params));
     w.line("const int f = blockIdx.x * blockDim.x + threadIdx.x;");
     w.line("if (f >= F) return;");

@@ -109,8 +109,8 @@ public:
     out.blank();
     out.line("typedef {} index_t;", spec_.index == IndexWidth::I32 ? "int" : "long long");
     {
-      auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__(256) {}({})", kernel.entry,
-                          params.signature());
+      auto fn =
+          out.scope("extern \"C\" __global__ void __launch_bounds__(256) {}({})", kernel.entry, params.signature());
       out.text(w.str());
     }
     ProvenanceInfo info;
@@ -166,10 +166,9 @@ public:
                    {"segment_chunks", std::to_string(t_.segmentChunks)},
                    {"index", spec_.index == IndexWidth::I32 ? "int32" : "int64"},
                    {"F", std::to_string(F_)}};
-    info.degreeBucket = t_.heavyThreshold > 0
-                            ? fmt::format("rows of <= {} edges; heavier rows in segments of {}", t_.heavyThreshold,
-                                          t_.segmentLength)
-                            : "all rows";
+    info.degreeBucket = t_.heavyThreshold > 0 ? fmt::format("rows of <= {} edges; heavier rows in segments of {}",
+                                                            t_.heavyThreshold, t_.segmentLength)
+                                              : "all rows";
     module.source = withProvenance(info, w.str());
     return module;
   }
@@ -215,8 +214,8 @@ private:
   }
 
   /// Product of `factors` at element (h, d) as a C expression ("1.0f" when none).
-  std::string product(SourceWriter &w, ParamList &params, const LeafPlaces &places,
-                      const std::vector<ExprPtr> &factors, const std::string &h, const std::string &d) {
+  std::string product(SourceWriter &w, ParamList &params, const LeafPlaces &places, const std::vector<ExprPtr> &factors,
+                      const std::string &h, const std::string &d) {
     std::string p;
     ExprEmitter emitter(w, kernelContext(params, places));
     for (const ExprPtr &f : factors) {
@@ -294,12 +293,12 @@ private:
     const LeafPlaces places = rowPlaces();
     const bool toOutput = static_cast<bool>(spec_.fusedOutput);
     const std::string ref = toOutput ? spec_.outputName : std::to_string(spec_.aggregateIndex);
-    const std::string data = params.use(toOutput ? ParamKind::OutputData : ParamKind::AggregateData, ref,
-                                        toOutput ? outputParamName(ref) : aggregateParamName(spec_.aggregateIndex),
-                                        "float* __restrict__");
-    const std::string ld = params.use(toOutput ? ParamKind::OutputStride : ParamKind::AggregateStride, ref,
-                                      toOutput ? outputStrideName(ref) : aggregateStrideName(spec_.aggregateIndex),
-                                      "long long");
+    const std::string data =
+        params.use(toOutput ? ParamKind::OutputData : ParamKind::AggregateData, ref,
+                   toOutput ? outputParamName(ref) : aggregateParamName(spec_.aggregateIndex), "float* __restrict__");
+    const std::string ld =
+        params.use(toOutput ? ParamKind::OutputStride : ParamKind::AggregateStride, ref,
+                   toOutput ? outputStrideName(ref) : aggregateStrideName(spec_.aggregateIndex), "long long");
     w.line("#pragma unroll");
     auto chunks = w.scope("for (int c = 0; c < CH; ++c)");
     w.line("const int f0 = tile0 + (c * G + lane) * V;");

@@ -28,10 +28,10 @@ namespace gnnjit::codegen {
 enum class IndexWidth : uint8_t { I32, I64 };
 
 struct SpmmTuning {
-  int group = 32;          ///< lanes per light row: 1, 2, 4, 8, 16 or 32
-  int chunks = 1;          ///< vectors per lane per tile, light rows
-  int vec = 4;             ///< floats per lane access: 1, 2 or 4 (vector loads need aligned rows)
-  int blockThreads = 256;  ///< a multiple of 32
+  int group = 32;         ///< lanes per light row: 1, 2, 4, 8, 16 or 32
+  int chunks = 1;         ///< vectors per lane per tile, light rows
+  int vec = 4;            ///< floats per lane access: 1, 2 or 4 (vector loads need aligned rows)
+  int blockThreads = 256; ///< a multiple of 32
   /// Rows with more edges than this are split into segments of
   /// segmentLength edges, each summed by a group of segmentGroup lanes;
   /// 0: no split.
@@ -46,8 +46,8 @@ struct SpmmTuning {
 };
 
 struct SpmmKernelSpec {
-  std::string layer;            ///< for names and provenance
-  std::string label;            ///< e.g. "fwd_agg0"
+  std::string layer;             ///< for names and provenance
+  std::string label;             ///< e.g. "fwd_agg0"
   lower::AggregationStage stage; ///< family SpMM, over InEdges or OutEdges
   int aggregateIndex = 0;
   /// When set, the kernel writes this output (named outputName) instead of

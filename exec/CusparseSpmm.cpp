@@ -46,10 +46,14 @@ struct Event {
 
 const char *algName(cusparseSpMMAlg_t alg) {
   switch (alg) {
-  case CUSPARSE_SPMM_CSR_ALG1: return "alg1";
-  case CUSPARSE_SPMM_CSR_ALG2: return "alg2";
-  case CUSPARSE_SPMM_CSR_ALG3: return "alg3";
-  default: return "default";
+  case CUSPARSE_SPMM_CSR_ALG1:
+    return "alg1";
+  case CUSPARSE_SPMM_CSR_ALG2:
+    return "alg2";
+  case CUSPARSE_SPMM_CSR_ALG3:
+    return "alg3";
+  default:
+    return "default";
   }
 }
 
@@ -61,8 +65,7 @@ bool isEmpty(const DeviceCsrView &csr) { return csr.rows == 0 || csr.nnz == 0; }
 
 void checkCsr(const DeviceCsrView &csr, const float *values) {
   if (csr.rows < 0 || csr.cols < 0 || csr.nnz < 0)
-    throwUserError("cuSPARSE SpMM: a CSR of {} x {} with {} entries has a negative size", csr.rows, csr.cols,
-                   csr.nnz);
+    throwUserError("cuSPARSE SpMM: a CSR of {} x {} with {} entries has a negative size", csr.rows, csr.cols, csr.nnz);
   if (!isEmpty(csr) && (!csr.offsets || !csr.indices || !values))
     throwUserError("cuSPARSE SpMM: a CSR with {} entries needs offsets, indices and values on the device", csr.nnz);
 }
@@ -71,11 +74,11 @@ void checkDense(const DeviceCsrView &csr, const float *x, int64_t ldx, const flo
   if (F < 1)
     throwUserError("cuSPARSE SpMM: F = {}; the dense matrices need at least one column", F);
   if (ldx < F)
-    throwUserError("cuSPARSE SpMM: X has leading dimension {} but F = {} columns; a row-major X needs ldx >= F",
-                   ldx, F);
+    throwUserError("cuSPARSE SpMM: X has leading dimension {} but F = {} columns; a row-major X needs ldx >= F", ldx,
+                   F);
   if (ldy < F)
-    throwUserError("cuSPARSE SpMM: Y has leading dimension {} but F = {} columns; a row-major Y needs ldy >= F",
-                   ldy, F);
+    throwUserError("cuSPARSE SpMM: Y has leading dimension {} but F = {} columns; a row-major Y needs ldy >= F", ldy,
+                   F);
   if ((csr.rows > 0 && !y) || (!isEmpty(csr) && !x))
     throwUserError("cuSPARSE SpMM: X or Y is a null pointer");
 }
@@ -142,8 +145,8 @@ void prepareWorkspace(cusparseHandle_t handle, Plan &plan) {
   plan.workspace = runtime::DeviceMemory(); // free the old buffer before taking a bigger one
   plan.workspace = runtime::DeviceMemory(bufferSize(handle, plan));
   if (usesPreprocess(plan.alg))
-    cusparseCheck(cusparseSpMM_preprocess(handle, kNoTranspose, kNoTranspose, &kOne, plan.a.get(), plan.x.get(),
-                                          &kZero, plan.y.get(), CUDA_R_32F, plan.alg, plan.workspace.data()),
+    cusparseCheck(cusparseSpMM_preprocess(handle, kNoTranspose, kNoTranspose, &kOne, plan.a.get(), plan.x.get(), &kZero,
+                                          plan.y.get(), CUDA_R_32F, plan.alg, plan.workspace.data()),
                   fmt::format("cusparseSpMM_preprocess({}, F={})", algName(plan.alg), plan.F));
 }
 
@@ -311,8 +314,8 @@ size_t CusparseSpmm::workspaceBytes() const {
   return total;
 }
 
-void cusparseSpmmUncached(DeviceCsrView csr, const float *values, const float *x, int64_t ldx, float *y,
-                          int64_t ldy, int64_t F, cudaStream_t stream) {
+void cusparseSpmmUncached(DeviceCsrView csr, const float *values, const float *x, int64_t ldx, float *y, int64_t ldy,
+                          int64_t F, cudaStream_t stream) {
   checkCsr(csr, values);
   checkDense(csr, x, ldx, y, ldy, F);
   if (isEmpty(csr)) {

@@ -57,7 +57,7 @@ private:
 /// The same product with nothing kept: handle, descriptors and workspace are
 /// made and destroyed in every call, the default algorithm, no preprocessing
 /// (what a framework calling cuSPARSE per step does). For benchmarks.
-void cusparseSpmmUncached(DeviceCsrView csr, const float *values, const float *x, int64_t ldx, float *y,
-                          int64_t ldy, int64_t F, cudaStream_t stream);
+void cusparseSpmmUncached(DeviceCsrView csr, const float *values, const float *x, int64_t ldx, float *y, int64_t ldy,
+                          int64_t F, cudaStream_t stream);
 
 } // namespace gnnjit::exec

@@ -26,9 +26,9 @@ enum class Direction : uint8_t { In, Out }; ///< In: rows are destinations (inco
 /// Rows with more than `threshold` edges, split into segments of `length` edges.
 struct HeavySegments {
   int64_t numSegments = 0, numHeavyRows = 0;
-  runtime::DeviceMemory segmentRows;   ///< index type of the graph
+  runtime::DeviceMemory segmentRows; ///< index type of the graph
   runtime::DeviceBuffer<int64_t> segmentBegins;
-  runtime::DeviceMemory heavyRows;     ///< index type of the graph
+  runtime::DeviceMemory heavyRows;                  ///< index type of the graph
   runtime::DeviceBuffer<int64_t> heavyFirstSegment; ///< numHeavyRows + 1
 };
 

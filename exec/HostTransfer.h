@@ -32,7 +32,7 @@ ref::Tensor download(const DeviceTensor &t, cudaStream_t stream = nullptr);
 /// relative, or 1e-6 of the tensor's largest value where the value is near
 /// zero" (float sums of thousands of terms that cancel are that far off).
 struct Agreement {
-  double worst = 0;     ///< the largest scaled error
+  double worst = 0; ///< the largest scaled error
   int64_t row = -1, col = -1;
   double expected = 0, actual = 0;
   bool shapeMismatch = false;

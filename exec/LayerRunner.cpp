@@ -33,9 +33,7 @@ Direction directionOf(const lower::AggregationStage &stage) {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-bool alignedRows(const DeviceTensor &t) {
-  return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.ld % 4 == 0;
-}
+bool alignedRows(const DeviceTensor &t) { return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.ld % 4 == 0; }
 
 /// What a launch binds parameters to, beyond the graph and the bindings.
 struct LaunchFrame {
@@ -95,8 +93,8 @@ LayerRunner::LayerRunner(const lower::LoweredLayer &lowered, DeviceGraph &graph,
     : lowered_(lowered), graph_(graph), options_(std::move(options)) {
   for (const InputPtr &in : lowered_.layer.inputs())
     if (in->dtype != DType::F32)
-      throwUserError("layer {}: input '{}' is {}; generated kernels take f32 inputs only so far",
-                     lowered_.layer.name(), in->name, dtypeName(in->dtype));
+      throwUserError("layer {}: input '{}' is {}; generated kernels take f32 inputs only so far", lowered_.layer.name(),
+                     in->name, dtypeName(in->dtype));
 }
 
 LayerRunner::~LayerRunner() = default;
@@ -162,15 +160,13 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
     if (it == inputs.end())
       throwUserError("layer {}: no binding for input '{}'", layer, decl->name);
     const DeviceTensor &t = it->second;
-    const int64_t rows = decl->kind == InputKind::Node   ? n
-                         : decl->kind == InputKind::Edge ? graph_.numEdges()
-                                                         : 1;
+    const int64_t rows = decl->kind == InputKind::Node ? n : decl->kind == InputKind::Edge ? graph_.numEdges() : 1;
     const char *rowMeaning = decl->kind == InputKind::Node   ? "one per node"
                              : decl->kind == InputKind::Edge ? "one per edge id"
                                                              : "a parameter has one";
     if (t.rows != rows || t.cols != decl->shape.size())
-      throwUserError("layer {}: input '{}' is bound to {} x {} floats; expected {} x {} (rows: {})", layer,
-                     decl->name, t.rows, t.cols, rows, decl->shape.size(), rowMeaning);
+      throwUserError("layer {}: input '{}' is bound to {} x {} floats; expected {} x {} (rows: {})", layer, decl->name,
+                     t.rows, t.cols, rows, decl->shape.size(), rowMeaning);
     if (t.ld < t.cols)
       throwUserError("layer {}: input '{}' has row stride {} < its {} columns", layer, decl->name, t.ld, t.cols);
     if (!t.data && t.rows * t.cols > 0)
@@ -191,8 +187,8 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
   if (c.targets.empty())
     for (const Target &t : program.targets) {
       const int64_t rows = t.global ? 1 : n;
-      auto &buffer = c.targets.emplace(t.name, runtime::DeviceBuffer<float>(static_cast<size_t>(rows * t.width)))
-                         .first->second;
+      auto &buffer =
+          c.targets.emplace(t.name, runtime::DeviceBuffer<float>(static_cast<size_t>(rows * t.width))).first->second;
       c.outputs[t.name] = DeviceTensor{buffer.data(), rows, t.width, t.width};
     }
   auto targetWidth = [&](const std::string &name) {
@@ -303,11 +299,10 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
       LaunchFrame frame;
       frame.direction = directionOf(step.stage);
       frame.numRows = n;
-      CusparseSpmm &spmm =
-          graph_.cusparse(frame.direction, codegen::sha256Hex(module->source), [&](float *values) {
-            frame.edgeValues = values;
-            launch((*kernels)[0], module->kernels[0], ceilDiv(n * 32, 256), 1, frame);
-          });
+      CusparseSpmm &spmm = graph_.cusparse(frame.direction, codegen::sha256Hex(module->source), [&](float *values) {
+        frame.edgeValues = values;
+        launch((*kernels)[0], module->kernels[0], ceilDiv(n * 32, 256), 1, frame);
+      });
       const DeviceTensor &x = inputs.find(step.gathered)->second;
       float *y = step.target.empty() ? c.aggregates[static_cast<size_t>(step.aggregate)].data()
                                      : c.targets.at(step.target).data();

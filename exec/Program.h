@@ -47,16 +47,16 @@ struct ProgramConfig {
 /// input's gradient (backward).
 struct Target {
   std::string name;
-  dsl::ExprPtr value; ///< null: zero (an input no output depends on)
+  dsl::ExprPtr value;  ///< null: zero (an input no output depends on)
   bool global = false; ///< one row (parameters); otherwise one row per node (or per edge, refused)
   int64_t width = 0;
 };
 
 struct Step {
   enum class Kind : uint8_t { Spmm, Cusparse, NodeSum, NodeOutputs, GlobalOutputs, Zero } kind;
-  int module = -1;     ///< index into Program::modules (the edge-values kernel for Cusparse)
-  int aggregate = -1;  ///< aggregate buffer written, or -1 when a target is written
-  std::string target;  ///< the target written (Spmm fused, Cusparse direct, Zero)
+  int module = -1;               ///< index into Program::modules (the edge-values kernel for Cusparse)
+  int aggregate = -1;            ///< aggregate buffer written, or -1 when a target is written
+  std::string target;            ///< the target written (Spmm fused, Cusparse direct, Zero)
   lower::AggregationStage stage; ///< Spmm, Cusparse, NodeSum
   codegen::SpmmTuning tuning;    ///< Spmm
   std::string gathered;          ///< Cusparse: the input whose rows are gathered

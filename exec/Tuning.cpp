@@ -48,16 +48,16 @@ SpmmChoice chooseSpmm(const TuningInputs &in) {
   // 512-byte requests: on R-MAT 4 lanes per row took 2.0 ms, a warp 1.55 ms.
   const int64_t median = in.degrees ? std::max<int64_t>(1, in.degrees->p50) : 32;
   t.group = in.group > 0 ? in.group
-            : in.local  ? std::min(t.segmentGroup, std::max(4, nextPowerOfTwo(median)))
-                        : t.segmentGroup;
+            : in.local   ? std::min(t.segmentGroup, std::max(4, nextPowerOfTwo(median)))
+                         : t.segmentGroup;
   t.group = std::min(t.group, t.segmentGroup);
   t.chunks = chunksFor(t.group);
   t.blockThreads = 256;
   // Rows much longer than typical go to the segment kernels (R-MAT: 128
   // beat 32 and 512; uniform degree 100: splitting nothing was best).
   const int64_t threshold = in.heavyThreshold > 0 ? in.heavyThreshold
-                            : in.local             ? 8 * static_cast<int64_t>(t.group)
-                                                   : std::max<int64_t>(128, 4 * median);
+                            : in.local            ? 8 * static_cast<int64_t>(t.group)
+                                                  : std::max<int64_t>(128, 4 * median);
   const int64_t maxDegree = in.degrees ? in.degrees->max : 0;
   t.heavyThreshold = maxDegree > threshold ? threshold : 0;
   return choice;

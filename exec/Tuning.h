@@ -15,10 +15,10 @@ struct TuningInputs {
   /// nodes, as on meshes and road grids): gathered rows then share cache
   /// lines and pages, and small groups per row pay off.
   bool local = false;
-  int64_t width = 1;           ///< F: floats per aggregated row
+  int64_t width = 1; ///< F: floats per aggregated row
   bool cusparsePossible = false;
   bool cusparseNeedsPass = false; ///< cuSPARSE would need a node pass the generated kernel fuses
-  bool alignedGather = false;  ///< the gathered input allows 16-byte vector loads (plain gather, aligned rows)
+  bool alignedGather = false;     ///< the gathered input allows 16-byte vector loads (plain gather, aligned rows)
   Variant variant = Variant::Auto;
   /// Forced lanes per row and heavy-row threshold (0: the rule's), for
   /// benchmarks and the tuner; the vector width still follows alignment.

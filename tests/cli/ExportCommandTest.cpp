@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string quoted(const fs::path &p) { return "'" + p.string() + "'"; }
+std::string quoted(const fs::path &p) { return gnnjit::test::shellQuoted(p.string()); }
 
 std::string readAll(const fs::path &p) {
   std::ifstream in(p, std::ios::binary);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 using gnnjit::test::runGnnjit;
+using gnnjit::test::shellQuoted;
 
 namespace {
 
@@ -23,7 +24,7 @@ TEST_CASE("info --json on cora reports the published counts") {
   const auto cora = gnnjit::test::sharedFile("cora");
   if (!cora)
     return;
-  const auto j = infoJson("'" + cora->string() + "'");
+  const auto j = infoJson(shellQuoted(cora->string()));
   CHECK(j["nodes"] == 2708);
   CHECK(j["edges"] == 10556);
   CHECK(j["in_degree"]["max"] == 168);
@@ -42,11 +43,11 @@ TEST_CASE("info --json on email-Eu-core keeps every published row unless asked")
   const auto file = gnnjit::test::sharedFile("email-Eu-core/email-Eu-core.txt.gz");
   if (!file)
     return;
-  const auto raw = infoJson("'" + file->string() + "'");
+  const auto raw = infoJson(shellQuoted(file->string()));
   CHECK(raw["nodes"] == 1005);
   CHECK(raw["edges"] == 25571);
   CHECK(raw["self_loops"] == 642);
-  const auto clean = infoJson("'" + file->string() + "' --self-loops remove --dedupe");
+  const auto clean = infoJson(shellQuoted(file->string()) + " --self-loops remove --dedupe");
   CHECK(clean["edges"] == 25571 - 642);
   CHECK(clean["self_loops"] == 0);
   CHECK(clean["input_edges"] == 25571);

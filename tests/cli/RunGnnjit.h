@@ -17,6 +17,13 @@ struct CommandResult {
 };
 
 /// Runs `args` (already shell-quoted) after the gnnjit binary through /bin/sh.
+/// `path` in single quotes, for a command line run by the shell.
+inline std::string shellQuoted(const std::string &path) {
+  std::string quoted(1, '\'');
+  quoted.append(path).push_back('\'');
+  return quoted;
+}
+
 inline CommandResult runGnnjit(const std::string &args) {
   char errPath[] = "/tmp/gnnjit-stderr-XXXXXX";
   const int fd = mkstemp(errPath);

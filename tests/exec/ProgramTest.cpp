@@ -2,9 +2,9 @@
 // each layer's passes run, the structure of the generated source, that it
 // is deterministic, that NVRTC compiles every kernel for sm_90, and clear
 // refusals for families not generated yet.
+#include "exec/Program.h"
 #include "codegen/Provenance.h"
 #include "exec/KernelSource.h"
-#include "exec/Program.h"
 #include "exec/Tuning.h"
 #include "lower/Pipeline.h"
 #include "runtime/KernelCache.h"
@@ -34,8 +34,7 @@ Program plan(const lower::LoweredLayer &lowered, Pass pass, const Shape &shape) 
   ProgramConfig config;
   config.index = shape.index;
   config.weighted = shape.weighted;
-  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible,
-                                                 bool cusparseNeedsPass) {
+  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible, bool cusparseNeedsPass) {
     TuningInputs in;
     in.degrees = &degrees;
     in.width = stage.aggregate->shape().size();
@@ -128,7 +127,7 @@ TEST_CASE("heavy rows get segment and combine entry points; odd widths fall back
                                             "gnnjit_sage_fwd_agg0_combine"});
   const std::string &src = p.modules[0].source;
   CHECK(has(src, "constexpr long long HEAVY = 128, SEGMENT = 256;"));
-  CHECK(has(src, "V = 2")); // 130 is even, not a multiple of 4
+  CHECK(has(src, "V = 2"));                        // 130 is even, not a multiple of 4
   CHECK(has(src, "scale / (float)(end - begin)")); // mean
   CHECK(has(src, "Partial sums in segment order"));
 }
@@ -169,12 +168,10 @@ TEST_CASE("the same layer and config give byte-identical source") {
 TEST_CASE("families without generated kernels are refused, naming the family") {
   layers::LayerOptions o;
   o.aggregation = "max";
-  CHECK_THROWS_WITH_AS(plan(lowered("sage", o), Pass::Forward, {}),
-                       doctest::Contains("reduction family"), UserError);
+  CHECK_THROWS_WITH_AS(plan(lowered("sage", o), Pass::Forward, {}), doctest::Contains("reduction family"), UserError);
   layers::LayerOptions a;
   a.heads = 2;
-  CHECK_THROWS_WITH_AS(plan(lowered("gatv2", a), Pass::Forward, {}),
-                       doctest::Contains("attention family"), UserError);
+  CHECK_THROWS_WITH_AS(plan(lowered("gatv2", a), Pass::Forward, {}), doctest::Contains("attention family"), UserError);
   CHECK_THROWS_WITH_AS(parseVariant("fast"), doctest::Contains("auto, generated or cusparse"), UserError);
 }
 

@@ -85,8 +85,8 @@ void checkAgainst(const ref::TensorMap &expected, const DeviceTensors &actual, c
     const Agreement a = compare(t, download(it->second));
     ++checks;
     if (a.worst > kTolerance)
-      FAIL_CHECK(what << ": " << name << " off by " << a.worst << " at [" << a.row << ", " << a.col
-                      << "]: expected " << a.expected << ", got " << a.actual);
+      FAIL_CHECK(what << ": " << name << " off by " << a.worst << " at [" << a.row << ", " << a.col << "]: expected "
+                      << a.expected << ", got " << a.actual);
   }
 }
 
@@ -138,6 +138,7 @@ TEST_CASE("every SpMM layer on every shared dataset, both variants, int32 and in
   loops.selfLoops = graph::SelfLoops::AddMissing;
   graphs.push_back({"cora", loops}); // as GCNConv sees it
   sweep(graphs, {3, 64}, false);
+  sweep({{"cora", {}}}, {1, 32, 128, 130, 512}, true); // every width on one dataset
   MESSAGE(checks << " tensors checked");
 }
 
@@ -154,7 +155,8 @@ TEST_CASE("generated graphs: hubs (heavy-row segments), grid, random, clustered;
 }
 
 TEST_CASE("strided, unaligned input rows take the scalar-load kernel and agree") {
-  const std::unique_ptr<graph::Graph> g = makeGraph({"rmat:scale=10,ef=8,seed=4", {}}, false, graph::IndexChoice::Int32);
+  const std::unique_ptr<graph::Graph> g =
+      makeGraph({"rmat:scale=10,ef=8,seed=4", {}}, false, graph::IndexChoice::Int32);
   for (int64_t padding : {1, 3, 4})
     for (const test::SpmmLayerCase &c : test::spmmLayerCases(64)) {
       if (c.options.weighted)
