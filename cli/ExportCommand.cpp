@@ -101,7 +101,7 @@ ordered_json aggregateJson(const exec::Step &step) {
 }
 
 /// The grid LayerRunner launches kernel `k` of the module of `step` with
-/// (exec/LayerRunner.cpp), as a rule over the graph's sizes with this plan's
+/// (exec/StepLauncher.cpp), as a rule over the graph's sizes with this plan's
 /// constants filled in.
 std::string gridRule(const exec::Step &step, const codegen::GeneratedModule &module, size_t k) {
   const codegen::GeneratedKernel &kernel = module.kernels[k];
