@@ -104,9 +104,12 @@ CompileOnlyResult compileOnly(const lower::LoweredLayer &lowered, const graph::G
   options.variant = variant;
   const auto start = Clock::now();
   try {
-    r.modules = exec::compileProgram(lowered, graph, exec::Pass::Forward, options);
+    exec::CompileReport report;
+    exec::compileProgram(lowered, graph, exec::Pass::Forward, options, report);
     if (backward)
-      r.modules += exec::compileProgram(lowered, graph, exec::Pass::Backward, options);
+      exec::compileProgram(lowered, graph, exec::Pass::Backward, options, report);
+    r.modules = report.modules;
+    r.compiled = report.compiled;
   } catch (const runtime::CompileError &) {
     throw; // generated code NVRTC rejects is a bug worth reporting as it is
   } catch (const UserError &e) {

@@ -35,7 +35,7 @@ CudaRunResult runOnCuda(const lower::LoweredLayer &lowered, const graph::Graph &
                         const ref::TensorMap *outputGradients, const CudaRunOptions &options);
 
 struct CompileOnlyResult {
-  int modules = 0;
+  int modules = 0, compiled = 0; ///< compiled now by NVRTC; the rest came from the kernel cache
   double ms = 0;
   std::string refused; ///< why no kernels could be generated (a family not generated yet), else empty
 };

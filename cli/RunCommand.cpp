@@ -299,7 +299,10 @@ void run(const RunArgs &args) {
       j["device_memory_bytes"] = {{"peak", gpu->peakBytes}, {"graph", gpu->graphBytes}, {"inputs", gpu->inputBytes}};
     }
     if (compiled)
-      j["compile_only"] = {{"modules", compiled->modules}, {"ms", compiled->ms}, {"refused", compiled->refused}};
+      j["compile_only"] = {{"modules", compiled->modules},
+                           {"compiled", compiled->compiled},
+                           {"ms", compiled->ms},
+                           {"refused", compiled->refused}};
     if (!checks.empty()) {
       nlohmann::ordered_json c = nlohmann::ordered_json::array();
       for (const CheckRow &row : checks)
@@ -326,9 +329,10 @@ void run(const RunArgs &args) {
     fmt::print("memory   peak {:.1f} MiB of device memory (graph arrays {:.1f} MiB, inputs {:.1f} MiB)\n",
                gpu->peakBytes / 1048576.0, gpu->graphBytes / 1048576.0, gpu->inputBytes / 1048576.0);
   } else if (compiled && compiled->refused.empty()) {
-    fmt::print("backend  cpu (double-precision reference executor): no GPU here; {} kernel module{} generated and "
-               "compiled for {} ({:.1f} ms), not run\n",
-               compiled->modules, compiled->modules == 1 ? "" : "s", runtime::targetArch(), compiled->ms);
+    fmt::print("backend  cpu (double-precision reference executor): no GPU here; {} kernel module{} generated for {} "
+               "({} compiled by NVRTC, {} from the kernel cache, {:.1f} ms), not run\n",
+               compiled->modules, compiled->modules == 1 ? "" : "s", runtime::targetArch(), compiled->compiled,
+               compiled->modules - compiled->compiled, compiled->ms);
   } else if (compiled) {
     fmt::print("backend  cpu (double-precision reference executor): no GPU here, and no kernels: {}\n",
                firstLine(compiled->refused));

@@ -57,15 +57,22 @@ ProgramConfig graphProgramConfig(const graph::Graph &graph, const RunnerOptions 
   return config;
 }
 
-int compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
-                   const RunnerOptions &options) {
+void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
+                    const RunnerOptions &options, CompileReport &report) {
+  const auto start = std::chrono::steady_clock::now();
   const Program program = planProgram(lowered, pass, graphProgramConfig(graph, options, true));
   runtime::KernelCache &cache = options.cache ? *options.cache : defaultCache();
   runtime::CompileOptions compileOptions;
   compileOptions.arch = runtime::targetArch(options.arch);
+  const runtime::CacheStats before = cache.stats();
   for (const codegen::GeneratedModule &module : program.modules)
     cache.compile(kernelSource(module), compileOptions);
-  return static_cast<int>(program.modules.size());
+  const runtime::CacheStats after = cache.stats();
+  report.modules += static_cast<int>(program.modules.size());
+  report.compiled += static_cast<int>(after.compiles - before.compiles);
+  report.diskHits += static_cast<int>(after.diskHits - before.diskHits);
+  report.memoryHits += static_cast<int>(after.memoryHits - before.memoryHits);
+  report.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 LayerRunner::LayerRunner(const lower::LoweredLayer &lowered, DeviceGraph &graph, RunnerOptions options)

@@ -39,17 +39,17 @@ struct RunnerOptions {
 /// `aligned`: inputs allow 16-byte vector loads.
 ProgramConfig graphProgramConfig(const graph::Graph &graph, const RunnerOptions &options, bool aligned);
 
-/// Compiles every kernel of `pass` for `graph` without a GPU (NVRTC only),
-/// as the runner would; returns how many modules.
-int compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
-                   const RunnerOptions &options);
-
 /// How the kernels of a pass were obtained (for reports).
 struct CompileReport {
   int modules = 0;
   int compiled = 0, diskHits = 0, memoryHits = 0;
   double seconds = 0; ///< wall time of generating, compiling and loading
 };
+
+/// Compiles every kernel of `pass` for `graph` without a GPU (NVRTC only,
+/// through the kernel cache), as the runner would; adds to `report`.
+void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
+                    const RunnerOptions &options, CompileReport &report);
 
 class LayerRunner {
 public:
