@@ -22,6 +22,7 @@
 #include "runtime/CudaCheck.h"
 #include "runtime/Device.h"
 #include "runtime/DeviceBuffer.h"
+#include "runtime/EventTiming.h"
 #include "runtime/KernelCache.h"
 #include "support/Error.h"
 #include "support/Random.h"
@@ -40,6 +41,7 @@
 #include <vector>
 
 using namespace gnnjit;
+using runtime::medianMs;
 namespace fs = std::filesystem;
 
 namespace {
@@ -61,29 +63,6 @@ struct PaperFigures {
 constexpr PaperFigures kPaper[] = {
     {"rmat:scale=20", 1.522, 5.786}, {"grid:side=1024", 0.612, 2.087}, {"er:n=100000", 0.84, 2.68}};
 constexpr double kPaperTolokersFwdBwd = 0.26;
-
-double medianMs(const std::function<void()> &fn, int warmup, int reps) {
-  for (int i = 0; i < warmup; ++i)
-    fn();
-  GNNJIT_CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  GNNJIT_CUDA_CHECK(cudaEventCreate(&start));
-  GNNJIT_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<float> ms;
-  for (int i = 0; i < reps; ++i) {
-    GNNJIT_CUDA_CHECK(cudaEventRecord(start));
-    fn();
-    GNNJIT_CUDA_CHECK(cudaEventRecord(stop));
-    GNNJIT_CUDA_CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    GNNJIT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
 
 /// Peak growth of device memory (bytes held by gnnjit buffers) over what was
 /// live before one call of `fn`: called on fresh objects, everything a pass

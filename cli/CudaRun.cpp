@@ -5,6 +5,7 @@
 #include "runtime/Compile.h"
 #include "runtime/CudaCheck.h"
 #include "runtime/DeviceBuffer.h"
+#include "runtime/EventTiming.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -17,35 +18,6 @@ namespace gnnjit::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-/// Median of `reps` runs of `fn` after one warm-up, by CUDA events.
-double medianMs(const std::function<void()> &fn, int reps) {
-  fn();
-  GNNJIT_CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start = nullptr, stop = nullptr;
-  GNNJIT_CUDA_CHECK(cudaEventCreate(&start));
-  GNNJIT_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<float> ms;
-  try {
-    for (int i = 0; i < reps; ++i) {
-      GNNJIT_CUDA_CHECK(cudaEventRecord(start));
-      fn();
-      GNNJIT_CUDA_CHECK(cudaEventRecord(stop));
-      GNNJIT_CUDA_CHECK(cudaEventSynchronize(stop));
-      float t = 0;
-      GNNJIT_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-      ms.push_back(t);
-    }
-  } catch (...) {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    throw;
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
 
 size_t tensorBytes(const ref::TensorMap &m) {
   size_t bytes = 0;
@@ -76,8 +48,9 @@ CudaRunResult runOnCuda(const lower::LoweredLayer &lowered, const graph::Graph &
 
   const exec::UploadedTensors in(inputs);
   r.inputBytes = tensorBytes(inputs);
-  r.forwardMs = medianMs([&] { runner.forward(in.tensors()); }, std::max(1, options.reps));
-  for (const auto &[name, t] : runner.forward(in.tensors()))
+  const exec::DeviceTensors *outputs = nullptr;
+  r.forwardMs = runtime::medianMs([&] { outputs = &runner.forward(in.tensors()); }, 1, options.reps);
+  for (const auto &[name, t] : *outputs)
     r.outputs[name] = exec::download(t);
 
   if (outputGradients) {
@@ -87,8 +60,9 @@ CudaRunResult runOnCuda(const lower::LoweredLayer &lowered, const graph::Graph &
       backwardInputs[name] = t;
     const exec::UploadedTensors bin(backwardInputs);
     r.inputBytes += tensorBytes(*outputGradients);
-    r.backwardMs = medianMs([&] { runner.backward(bin.tensors()); }, std::max(1, options.reps));
-    for (const auto &[name, t] : runner.backward(bin.tensors()))
+    const exec::DeviceTensors *gradients = nullptr;
+    r.backwardMs = runtime::medianMs([&] { gradients = &runner.backward(bin.tensors()); }, 1, options.reps);
+    for (const auto &[name, t] : *gradients)
       r.gradients[name] = exec::download(t);
   }
   GNNJIT_CUDA_CHECK(cudaDeviceSynchronize());

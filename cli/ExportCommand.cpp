@@ -220,20 +220,12 @@ void run(const ExportArgs &args) {
   degrees.min = degrees.p50 = degrees.p90 = degrees.p99 = degrees.p999 = median;
   degrees.max = args.maxDegree;
   degrees.mean = static_cast<double>(median);
-  exec::ProgramConfig config;
-  config.index = index;
-  config.weighted = args.layerArgs.weighted;
-  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible, bool cusparseNeedsPass) {
-    exec::TuningInputs in;
-    in.degrees = &degrees;
-    in.width = stage.aggregate->shape().size();
-    in.cusparsePossible = cusparsePossible;
-    in.cusparseNeedsPass = cusparseNeedsPass;
-    in.local = args.local;
-    in.alignedGather = !args.unaligned && exec::isPlainGather(stage);
-    in.variant = variant;
-    return exec::chooseSpmm(in);
-  };
+  exec::GraphFacts facts;
+  facts.index = index;
+  facts.weighted = args.layerArgs.weighted;
+  facts.in = facts.out = &degrees;
+  facts.local = args.local;
+  const exec::ProgramConfig config = exec::ruleConfig(facts, {variant, !args.unaligned});
   std::vector<PlannedPass> passes;
   passes.push_back({"forward", exec::planProgram(lowered, exec::Pass::Forward, config)});
   if (!args.noBackward)

@@ -44,15 +44,6 @@ bool isElementwiseIn(const ExprPtr &root, const ExprNode &aggregate) {
 
 namespace {
 
-void collectFactors(const ExprPtr &e, std::vector<ExprPtr> &out) {
-  if (const auto *b = dyn_cast<Binary>(e.get()); b && b->op() == BinaryOp::Mul) {
-    collectFactors(b->a(), out);
-    collectFactors(b->b(), out);
-    return;
-  }
-  out.push_back(e);
-}
-
 /// The weight's factors by where they can be computed.
 struct WeightFactors {
   std::vector<ExprPtr> edgeScalar, edgeElement; ///< per edge: one number, or per feature element
@@ -74,7 +65,7 @@ public:
     base_ = fmt::format("gnnjit_{}_{}", spec.layer, spec.label);
     if (spec.stage.weight)
       splitWeight(spec.stage.weight);
-    fastValue_ = isPlainGather(spec.stage.value);
+    fastValue_ = lower::isPlainGather(spec.stage);
   }
 
   GeneratedModule writeValues() {
@@ -177,17 +168,9 @@ private:
   enum class Entry { Rows, Segments, Combine };
 
   Level rowLevel() const { return overIn_ ? Level::Dst : Level::Src; }
-  Level colLevel() const { return overIn_ ? Level::Src : Level::Dst; }
-
-  bool isPlainGather(const ExprPtr &value) const {
-    const auto *ref = value ? dyn_cast<InputRef>(value.get()) : nullptr;
-    return ref && value->level() == colLevel() && value->shape() == shape_;
-  }
 
   void splitWeight(const ExprPtr &weight) {
-    std::vector<ExprPtr> factors;
-    collectFactors(weight, factors);
-    for (const ExprPtr &f : factors) {
+    for (const ExprPtr &f : lower::productFactors(weight)) {
       const bool perRow = f->level() == rowLevel() || f->level() == Level::Global;
       const bool scalar = f->shape().isScalar();
       (perRow ? (scalar ? factors_.rowScalar : factors_.rowElement)

@@ -36,25 +36,7 @@ struct LayerRunner::Compiled {
 };
 
 ProgramConfig graphProgramConfig(const graph::Graph &graph, const RunnerOptions &options, bool aligned) {
-  const graph::DegreeStats &stats = graph.stats();
-  ProgramConfig config;
-  config.index = graph.indexType() == graph::IndexType::Int32 ? codegen::IndexWidth::I32 : codegen::IndexWidth::I64;
-  config.weighted = graph.hasWeights();
-  config.chooseSpmm = [&stats, options, aligned](const lower::AggregationStage &stage, bool cusparsePossible,
-                                                 bool cusparseNeedsPass) {
-    TuningInputs in;
-    in.degrees = directionOf(stage) == Direction::In ? &stats.in : &stats.out;
-    in.width = stage.aggregate->shape().size();
-    in.local = stats.avgEdgeSpan <= static_cast<double>(stats.nodes) / 64.0;
-    in.cusparsePossible = cusparsePossible;
-    in.cusparseNeedsPass = cusparseNeedsPass;
-    in.alignedGather = aligned && isPlainGather(stage);
-    in.variant = options.variant;
-    in.group = options.spmmGroup;
-    in.heavyThreshold = options.spmmHeavyThreshold;
-    return chooseSpmm(in);
-  };
-  return config;
+  return ruleConfig(graphFacts(graph), {options.variant, aligned, options.spmmGroup, options.spmmHeavyThreshold});
 }
 
 void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
@@ -108,10 +90,11 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
   compileOptions.lineInfo = options_.lineInfo;
   const runtime::CacheStats before = cache.stats();
   for (const codegen::GeneratedModule &module : c->program.modules) {
+    // One cache lookup (one hash of the source) per module, then its entries.
+    const std::shared_ptr<const runtime::LoadedModule> loaded = cache.load(kernelSource(module), compileOptions);
     std::vector<runtime::Kernel> entries;
-    const runtime::Source source = kernelSource(module);
     for (const codegen::GeneratedKernel &k : module.kernels)
-      entries.push_back(cache.kernel(source, compileOptions, k.entry));
+      entries.push_back(loaded->kernel(k.entry));
     c->kernels.push_back(std::move(entries));
   }
   const runtime::CacheStats after = cache.stats();

@@ -86,13 +86,6 @@ std::vector<Target> targetsOf(const lower::LoweredLayer &lowered, Pass pass) {
 
 } // namespace
 
-bool isPlainGather(const lower::AggregationStage &s) {
-  const auto *agg = cast<Aggregate>(s.aggregate.get());
-  return s.value && isa<InputRef>(s.value.get()) &&
-         s.value->level() == (agg->over() == Over::InEdges ? Level::Src : Level::Dst) &&
-         s.value->shape() == s.aggregate->shape();
-}
-
 Program planProgram(const lower::LoweredLayer &lowered, Pass pass, const ProgramConfig &config) {
   Program program;
   program.pass = pass;
@@ -135,18 +128,20 @@ Program planProgram(const lower::LoweredLayer &lowered, Pass pass, const Program
       program.steps.push_back(std::move(step));
       continue;
     }
-    // The one target this aggregate could be fused into.
+    // The one target this aggregate could be fused into: it must be the
+    // aggregate's only reader (another aggregation reading it needs a buffer).
     int user = -1, users = 0;
     for (size_t t = 0; t < program.targets.size(); ++t)
       if (program.targets[t].value && contains(program.targets[t].value, *s.aggregate))
         user = static_cast<int>(t), ++users;
+    bool readByAggregation = false;
     for (size_t other = 0; other < stages.size(); ++other)
-      if (other != k && contains(cast<Aggregate>(stages[other].aggregate.get())->message(), *s.aggregate))
-        users += 2; // read by another aggregation: keep it in a buffer
-    const bool fusable = users == 1 && !program.targets[user].global &&
+      readByAggregation |=
+          other != k && contains(cast<Aggregate>(stages[other].aggregate.get())->message(), *s.aggregate);
+    const bool fusable = users == 1 && !readByAggregation && !program.targets[user].global &&
                          countAggregates(program.targets[user].value, stages) == 1 &&
                          codegen::isElementwiseIn(program.targets[user].value, *s.aggregate);
-    const bool cusparsePossible = s.scalarWeight && isPlainGather(s);
+    const bool cusparsePossible = s.scalarWeight && lower::isPlainGather(s);
     const bool direct = fusable && program.targets[user].value.get() == s.aggregate.get();
     const SpmmChoice choice = config.chooseSpmm(s, cusparsePossible, fusable && !direct);
     if (choice.cusparse && !cusparsePossible)

@@ -74,10 +74,6 @@ struct Program {
   std::string describe() const;
 };
 
-/// Whether the stage's value is a layer input read whole at the gathered
-/// end (what cuSPARSE and vector loads need).
-bool isPlainGather(const lower::AggregationStage &stage);
-
 /// Plans `pass` of `lowered`. A stage of a family without generated kernels
 /// yet, or a backward plan that reads saved forward values, is a UserError
 /// that says so.

@@ -1,5 +1,6 @@
 #include "exec/Tuning.h"
 
+#include "graph/Graph.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -16,6 +17,39 @@ int nextPowerOfTwo(int64_t n) {
 }
 
 } // namespace
+
+GraphFacts graphFacts(const graph::Graph &graph) {
+  const graph::DegreeStats &stats = graph.stats();
+  GraphFacts facts;
+  facts.index = graph.indexType() == graph::IndexType::Int32 ? codegen::IndexWidth::I32 : codegen::IndexWidth::I64;
+  facts.weighted = graph.hasWeights();
+  facts.in = &stats.in;
+  facts.out = &stats.out;
+  facts.local = stats.avgEdgeSpan <= static_cast<double>(stats.nodes) / 64.0;
+  return facts;
+}
+
+ProgramConfig ruleConfig(const GraphFacts &facts, const RuleOptions &options) {
+  ProgramConfig config;
+  config.index = facts.index;
+  config.weighted = facts.weighted;
+  config.chooseSpmm = [facts, options](const lower::AggregationStage &stage, bool cusparsePossible,
+                                       bool cusparseNeedsPass) {
+    const bool overOut = llvm::cast<dsl::Aggregate>(stage.aggregate.get())->over() == dsl::Over::OutEdges;
+    TuningInputs in;
+    in.degrees = overOut ? facts.out : facts.in;
+    in.local = facts.local;
+    in.width = stage.aggregate->shape().size();
+    in.cusparsePossible = cusparsePossible;
+    in.cusparseNeedsPass = cusparseNeedsPass;
+    in.alignedGather = options.aligned && lower::isPlainGather(stage);
+    in.variant = options.variant;
+    in.group = options.group;
+    in.heavyThreshold = options.heavyThreshold;
+    return chooseSpmm(in);
+  };
+  return config;
+}
 
 SpmmChoice chooseSpmm(const TuningInputs &in) {
   SpmmChoice choice;

@@ -28,4 +28,25 @@ struct TuningInputs {
 
 SpmmChoice chooseSpmm(const TuningInputs &in);
 
+/// What the rule sees of a graph (measured, or assumed by `export`). The
+/// summaries must outlive any config made from these facts.
+struct GraphFacts {
+  codegen::IndexWidth index = codegen::IndexWidth::I32;
+  bool weighted = false;
+  const graph::DegreeSummary *in = nullptr, *out = nullptr; ///< in- and out-degrees
+  bool local = false;                                       ///< see TuningInputs::local
+};
+GraphFacts graphFacts(const graph::Graph &graph);
+
+/// What the caller fixes beyond the graph.
+struct RuleOptions {
+  Variant variant = Variant::Auto;
+  bool aligned = true; ///< node inputs allow 16-byte vector loads
+  int group = 0;       ///< see TuningInputs
+  int64_t heavyThreshold = 0;
+};
+
+/// A program config whose chooseSpmm applies the rule to `facts`.
+ProgramConfig ruleConfig(const GraphFacts &facts, const RuleOptions &options);
+
 } // namespace gnnjit::exec

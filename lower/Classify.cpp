@@ -35,16 +35,6 @@ bool isStructural(const ExprPtr &e) {
   return true;
 }
 
-/// The factors of a product tree: a * (b * c) -> [a, b, c].
-void collectFactors(const ExprPtr &e, std::vector<ExprPtr> &out) {
-  if (const auto *b = dyn_cast<Binary>(e.get()); b && b->op() == BinaryOp::Mul) {
-    collectFactors(b->a(), out);
-    collectFactors(b->b(), out);
-    return;
-  }
-  out.push_back(e);
-}
-
 ExprPtr product(const std::vector<ExprPtr> &factors) {
   ExprPtr p;
   for (const ExprPtr &f : factors)
@@ -67,9 +57,6 @@ const Saved *findSavedSoftmax(const ExprPtr &e) {
   return nullptr;
 }
 
-/// The level the value of an SpMM must live at: the gathered end.
-Level gatheredLevel(Over over) { return over == Over::OutEdges ? Level::Dst : Level::Src; }
-
 } // namespace
 
 AggregationStage classifyAggregation(const ExprPtr &aggregate) {
@@ -86,8 +73,7 @@ AggregationStage classifyAggregation(const ExprPtr &aggregate) {
     return stage;
   }
 
-  std::vector<ExprPtr> factors;
-  collectFactors(agg->message(), factors);
+  const std::vector<ExprPtr> factors = productFactors(agg->message());
   std::vector<ExprPtr> softmax, structural, rest;
   for (const ExprPtr &f : factors)
     (isSoftmaxFactor(f) ? softmax : isStructural(f) ? structural : rest).push_back(f);

@@ -6,6 +6,24 @@
 
 namespace gnnjit::lower {
 
+std::vector<dsl::ExprPtr> productFactors(const dsl::ExprPtr &e) {
+  if (const auto *b = llvm::dyn_cast<dsl::Binary>(e.get()); b && b->op() == dsl::BinaryOp::Mul) {
+    std::vector<dsl::ExprPtr> factors = productFactors(b->a());
+    const std::vector<dsl::ExprPtr> right = productFactors(b->b());
+    factors.insert(factors.end(), right.begin(), right.end());
+    return factors;
+  }
+  return {e};
+}
+
+dsl::Level gatheredLevel(dsl::Over over) { return over == dsl::Over::OutEdges ? dsl::Level::Dst : dsl::Level::Src; }
+
+bool isPlainGather(const AggregationStage &stage) {
+  const auto *agg = llvm::cast<dsl::Aggregate>(stage.aggregate.get());
+  return stage.value && llvm::isa<dsl::InputRef>(stage.value.get()) &&
+         stage.value->level() == gatheredLevel(agg->over()) && stage.value->shape() == stage.aggregate->shape();
+}
+
 Family LoweredLayer::family() const {
   // Attention dominates (its kernel also covers the rest of the layer's
   // work in practice), then reduction, then SpMM.

@@ -46,6 +46,15 @@ struct BackwardStages {
   std::vector<AggregationStage> stages; ///< every aggregation the plan contains
 };
 
+/// The factors of a product tree: a * (b * c) -> [a, b, c].
+std::vector<dsl::ExprPtr> productFactors(const dsl::ExprPtr &e);
+/// The end of each edge whose values an aggregation over `over` gathers:
+/// the source over in-edges, the destination over out-edges.
+dsl::Level gatheredLevel(dsl::Over over);
+/// Whether an SpMM stage's value is a layer input read whole at the gathered
+/// end (what cuSPARSE and 16-byte vector gathers need).
+bool isPlainGather(const AggregationStage &stage);
+
 struct LoweredLayer {
   dsl::Layer layer; ///< after canonicalization
   std::vector<AggregationStage> forward;

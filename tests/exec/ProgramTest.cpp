@@ -31,20 +31,12 @@ Program plan(const lower::LoweredLayer &lowered, Pass pass, const Shape &shape) 
   graph::DegreeSummary degrees;
   degrees.max = shape.maxDegree;
   degrees.p50 = shape.medianDegree;
-  ProgramConfig config;
-  config.index = shape.index;
-  config.weighted = shape.weighted;
-  config.chooseSpmm = [&](const lower::AggregationStage &stage, bool cusparsePossible, bool cusparseNeedsPass) {
-    TuningInputs in;
-    in.degrees = &degrees;
-    in.width = stage.aggregate->shape().size();
-    in.cusparsePossible = cusparsePossible;
-    in.cusparseNeedsPass = cusparseNeedsPass;
-    in.local = shape.local;
-    in.alignedGather = shape.aligned && isPlainGather(stage);
-    in.variant = shape.variant;
-    return chooseSpmm(in);
-  };
+  GraphFacts facts;
+  facts.index = shape.index;
+  facts.weighted = shape.weighted;
+  facts.in = facts.out = &degrees;
+  facts.local = shape.local;
+  const ProgramConfig config = ruleConfig(facts, {shape.variant, shape.aligned});
   return planProgram(lowered, pass, config);
 }
 
