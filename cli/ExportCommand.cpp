@@ -14,6 +14,8 @@
 #include "support/Error.h"
 
 #include <fmt/format.h>
+
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -205,7 +207,7 @@ struct PlannedPass {
 
 void run(const ExportArgs &args) {
   const layers::LayerInfo &info = layers::findLayer(args.layer);
-  const layers::LayerOptions options = args.layerArgs.options();
+  const layers::LayerOptions options = args.layerArgs.options(info);
   const dsl::Layer layer = info.build(options);
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
   const std::string arch = runtime::targetArch(args.arch);
@@ -356,11 +358,11 @@ void addExportCommand(CLI::App &app) {
   cmd->add_option("--max-degree", args->maxDegree,
                   "Longest row the tuning rule sees; rows above its heavy-row threshold (128, or 4x the median "
                   "degree, or 8x the group with --local) give SpMM modules segment and combine entries")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()))
       ->capture_default_str();
   cmd->add_option("--median-degree", args->medianDegree,
                   "Typical row length the tuning rule sees (capped at --max-degree)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()))
       ->capture_default_str();
   cmd->add_flag("--local", args->local,
                 "Plan for a graph whose neighbours have close ids (meshes, grids): small groups for short rows");

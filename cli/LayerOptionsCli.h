@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -19,13 +20,16 @@ struct LayerOptionArgs {
   std::string aggregation;
   double slope = 0.2;
   double eps = 0;
-  CLI::Option *epsOption = nullptr; ///< set by addLayerOptions; --eps given: a fixed eps
   bool weighted = false;
   bool edgeFeatures = false;
   bool meanHeads = false;
+  /// Set by addLayerOptions: the option of each knob, to tell which were given.
+  std::map<layers::Knob, CLI::Option *> given;
 
-  /// The layers::LayerOptions these arguments ask for.
-  layers::LayerOptions options() const;
+  /// The layers::LayerOptions these arguments ask for, after checking that
+  /// `layer` reads every option given (a UserError listing the options it
+  /// takes otherwise).
+  layers::LayerOptions options(const layers::LayerInfo &layer) const;
 };
 
 /// Adds the layer options to `command`, bound to `args` (which must outlive

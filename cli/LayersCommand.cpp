@@ -70,7 +70,7 @@ std::vector<InputRow> inputRows(const dsl::Layer &layer) {
 layers::LayerOptions optionsFor(const layers::LayerInfo &info, const LayersArgs &args) {
   layers::LayerOptions options;
   options.dim = args.dim;
-  options.heads = info.hasHeads ? args.heads : 1;
+  options.heads = layers::takes(info, layers::Knob::Heads) ? args.heads : 1;
   return options;
 }
 
@@ -174,10 +174,10 @@ void addLayersCommand(CLI::App &app) {
   cmd->add_flag("--json", args->json, "Print a JSON array instead of text");
   cmd->add_flag("--print", args->print, "Also print each layer's IR");
   cmd->add_option("--dim", args->dim, "Features per head used to show shapes")->capture_default_str()->check(
-      CLI::PositiveNumber);
+      CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->add_option("--heads", args->heads, "Heads used to show shapes of attention layers")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->callback([args] { run(*args); });
 }
 

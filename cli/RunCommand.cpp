@@ -126,7 +126,6 @@ std::string indentLines(const std::string &label, const std::string &text) {
   return out;
 }
 
-std::string firstLine(const std::string &text) { return text.substr(0, text.find('\n')); }
 
 void run(const RunArgs &args) {
   const bool haveGpu = runtime::hasCudaDevice();
@@ -137,7 +136,7 @@ void run(const RunArgs &args) {
   const exec::Variant variant = exec::parseVariant(args.variant);
 
   const layers::LayerInfo &info = layers::findLayer(args.layer);
-  const layers::LayerOptions options = args.layerArgs.options();
+  const layers::LayerOptions options = args.layerArgs.options(info);
   const dsl::Layer layer = info.build(options);
 
   auto start = Clock::now();
@@ -334,8 +333,8 @@ void run(const RunArgs &args) {
                compiled->modules, compiled->modules == 1 ? "" : "s", runtime::targetArch(), compiled->compiled,
                compiled->modules - compiled->compiled, compiled->ms);
   } else if (compiled) {
-    fmt::print("backend  cpu (double-precision reference executor): no GPU here, and no kernels: {}\n",
-               firstLine(compiled->refused));
+    fmt::print("{}", indentLines("backend  ", "cpu (double-precision reference executor): no GPU here, and no "
+                                               "kernels: " + compiled->refused));
   } else {
     fmt::print("backend  cpu (double-precision reference executor)\n");
   }
@@ -389,7 +388,7 @@ void addRunCommand(CLI::App &app) {
                 "cuda: also run the fp64 reference and compare (exit 3 when a result is off by more than 1e-4 "
                 "relative)");
   cmd->add_option("--reps", args->reps, "cuda: timed runs after one warm-up (the median is printed)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
   addLayerOptions(*cmd, args->layerArgs);
   cmd->add_option("--seed", args->seed, "Seed of the random inputs and output gradients")->capture_default_str();
@@ -398,7 +397,7 @@ void addRunCommand(CLI::App &app) {
   cmd->add_flag("--print-layer", args->printLayer, "Print the layer's IR");
   cmd->add_option("--inputs", args->inputsDir,
                   "Read inputs (and d_<output> with --backward) from NAME.json/NAME.bin files in this folder "
-                  "(format: cli/RunCommand.h)");
+                  "(format: cli/TensorFiles.h)");
   cmd->add_option("--dump", args->dumpDir, "Write outputs, gradients and generated inputs to this folder");
   cmd->callback([args] { run(*args); });
 }

@@ -5,11 +5,13 @@
 #include "cli/LayersCommand.h"
 #include "cli/RunCommand.h"
 #include "support/Error.h"
+#include "support/Message.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <new>
 
 namespace {
@@ -42,8 +44,22 @@ int main(int argc, char **argv) {
   } catch (const gnnjit::InternalError &e) {
     fmt::print(stderr, "gnnjit: {}\n", e.what());
     return kInternalError;
+  } catch (const gnnjit::LibraryError &e) {
+    if (e.blame() == gnnjit::LibraryError::Blame::Machine) {
+      fmt::print(stderr, "gnnjit: error: {}\n", e.what());
+      return kUserError;
+    }
+    fmt::print(stderr, "gnnjit: internal error (a bug in gnnjit, please report it): {}\n", e.what());
+    return kInternalError;
+  } catch (const std::filesystem::filesystem_error &e) {
+    // A path the user named that cannot be read (too long, a loop of links,
+    // no permission) where no loader caught it first: theirs to fix.
+    fmt::print(stderr, "gnnjit: error: cannot access '{}': {}\n", gnnjit::clipForMessage(e.path1().string()),
+               e.code().message());
+    return kUserError;
   } catch (const std::bad_alloc &) {
-    fmt::print(stderr, "gnnjit: error: out of memory\n");
+    fmt::print(stderr, "gnnjit: error: out of host memory (an allocation failed); this machine has too little "
+                       "free memory for this run\n");
     return kUserError;
   } catch (const std::exception &e) {
     fmt::print(stderr, "gnnjit: internal error (a bug in gnnjit, please report it): {}\n", e.what());

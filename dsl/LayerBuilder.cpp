@@ -44,11 +44,14 @@ private:
 
 ShapeArg::ShapeArg(std::initializer_list<int64_t> dims) {
   const std::vector<int64_t> d(dims);
-  if (d.size() > 2 || std::any_of(d.begin(), d.end(), [](int64_t x) { return x < 1; })) {
+  const bool tooLarge = (d.size() == 1 && d[0] > kMaxShapeSize) ||
+                        (d.size() == 2 && d[0] >= 1 && d[1] >= 1 && d[1] > kMaxShapeSize / d[0]);
+  if (d.size() > 2 || std::any_of(d.begin(), d.end(), [](int64_t x) { return x < 1; }) || tooLarge) {
     std::string text;
     for (int64_t x : d)
       text += fmt::format("{}{}", text.empty() ? "" : ", ", x);
-    problem = fmt::format("shape {{{}}} is not {{}}, {{dim}} or {{heads, dim}} with positive sizes", text);
+    problem = tooLarge ? fmt::format("shape {{{}}} has more than {} elements", text, kMaxShapeSize)
+                       : fmt::format("shape {{{}}} is not {{}}, {{dim}} or {{heads, dim}} with positive sizes", text);
     return;
   }
   if (d.size() == 1)

@@ -24,6 +24,10 @@ enum class DType : uint8_t { F32, F16, BF16 };
 std::string_view dtypeName(DType type);
 std::optional<DType> parseDType(std::string_view name);
 
+/// The most elements one value may have (heads x dim): a node's row is
+/// indexed with 32-bit integers in generated kernels.
+inline constexpr int64_t kMaxShapeSize = (int64_t{1} << 31) - 1;
+
 struct Shape {
   int64_t heads = 1;
   int64_t dim = 1;

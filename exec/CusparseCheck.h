@@ -10,18 +10,25 @@
 
 namespace gnnjit::exec {
 
-/// A cuSPARSE call failed. Derives from UserError, like runtime::CudaError:
-/// most failures are about the machine (no device, out of memory) or sizes
-/// cuSPARSE does not take (say, an int32 graph past 2^31 entries).
-class CusparseError : public UserError {
+/// A cuSPARSE call failed. Like runtime::CudaError, blamed on the machine
+/// when it ran out of memory or has no usable device, on gnnjit otherwise.
+class CusparseError : public LibraryError {
 public:
   CusparseError(cusparseStatus_t status, std::string_view call)
-      : UserError(fmt::format("cuSPARSE call {} failed: {} ({})", call, cusparseGetErrorString(status),
-                              cusparseGetErrorName(status))),
+      : LibraryError(fmt::format("cuSPARSE call {} failed: {} ({})", call, cusparseGetErrorString(status),
+                                 cusparseGetErrorName(status)),
+                     blameFor(status)),
         status_(status) {}
   cusparseStatus_t status() const { return status_; }
 
 private:
+  static Blame blameFor(cusparseStatus_t status) {
+    return status == CUSPARSE_STATUS_ALLOC_FAILED || status == CUSPARSE_STATUS_ARCH_MISMATCH ||
+                   status == CUSPARSE_STATUS_NOT_INITIALIZED
+               ? Blame::Machine
+               : Blame::Gnnjit;
+  }
+
   cusparseStatus_t status_;
 };
 

@@ -164,10 +164,14 @@ IndexType chooseIndexType(IndexChoice choice, int64_t numNodes, int64_t numEdges
   case IndexChoice::Int64:
     return IndexType::Int64;
   case IndexChoice::Int32:
-    if (!fits)
-      throwUserError("int32 indices were asked for, but the graph has {} nodes and {} edges (int32 holds at most {}); "
-                     "use automatic or int64 indices",
-                     numNodes, numEdges, limit);
+    if (numNodes > limit)
+      throwUserError("int32 indices were asked for, but the graph has {} nodes and int32 holds ids up to {}; use "
+                     "automatic or int64 indices",
+                     numNodes, limit);
+    if (numEdges > limit)
+      throwUserError("int32 indices were asked for, but the graph has {} edges (after cleaning) and int32 holds "
+                     "positions up to {}; use automatic or int64 indices",
+                     numEdges, limit);
     return IndexType::Int32;
   case IndexChoice::Auto:
     break;
@@ -257,7 +261,8 @@ Csr transpose(const Csr &csr, int64_t numCols) {
 
 Graph Graph::fromEdges(const EdgeList &edges, const BuildOptions &options) {
   validate(edges);
-  // Fail before sorting (which allocates per node) when int32 cannot work.
+  // Fail before sorting (which allocates per node) when int32 cannot hold
+  // the node ids; the edge count is known after cleaning.
   if (options.index == IndexChoice::Int32)
     (void)chooseIndexType(options.index, edges.numNodes, 0);
   const bool needsCandidates = options.symmetrize || options.selfLoops != SelfLoops::Keep;

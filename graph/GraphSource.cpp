@@ -3,6 +3,7 @@
 #include "graph/generate/GeneratorSpec.h"
 #include "graph/io/GraphFile.h"
 #include "support/Error.h"
+#include "support/Message.h"
 
 #include <fmt/format.h>
 
@@ -33,6 +34,17 @@ std::vector<fs::path> datasetSearchPath() {
 
 namespace {
 
+/// What is at `path`: nothing (not_found), a folder, a file... A filesystem
+/// error other than "nothing there" (a name too long, a loop of symbolic
+/// links, no permission) is the user's to fix, so it says which path.
+fs::file_type typeAt(const fs::path &path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    throwUserError("cannot access '{}': {}", clipForMessage(path.string()), ec.message());
+  return status.type();
+}
+
 bool looksLikeGraphFile(const fs::path &file) {
   std::string name = file.filename().string();
   if (name.size() > 3 && name.ends_with(".gz"))
@@ -47,9 +59,14 @@ Dataset loadFolder(const fs::path &folder) {
   if (isDatasetFolder(folder))
     return loadDatasetFolder(folder);
   std::vector<fs::path> candidates;
-  for (const auto &entry : fs::directory_iterator(folder))
-    if (entry.is_regular_file() && looksLikeGraphFile(entry.path()))
-      candidates.push_back(entry.path());
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ignored; // an entry that cannot be read is not a candidate
+    if (it->is_regular_file(ignored) && looksLikeGraphFile(it->path()))
+      candidates.push_back(it->path());
+  }
+  if (ec)
+    throwUserError("cannot list folder '{}': {}", clipForMessage(folder.string()), ec.message());
   std::sort(candidates.begin(), candidates.end());
   if (candidates.size() != 1) {
     std::string listed;
@@ -65,7 +82,7 @@ Dataset loadFolder(const fs::path &folder) {
 }
 
 Dataset loadPath(const fs::path &path) {
-  if (fs::is_directory(path))
+  if (typeAt(path) == fs::file_type::directory)
     return loadFolder(path);
   Dataset d;
   d.name = path.filename().string();
@@ -85,18 +102,19 @@ Dataset loadGraphSource(std::string_view spec) {
     return d;
   }
   const fs::path asPath{std::string(spec)};
-  if (fs::exists(asPath))
+  if (typeAt(asPath) != fs::file_type::not_found)
     return loadPath(asPath);
   std::string searched;
   if (asPath.is_relative() && !asPath.has_parent_path()) {
     for (const fs::path &dir : datasetSearchPath()) {
       const fs::path candidate = dir / asPath;
-      if (fs::is_directory(candidate))
+      if (typeAt(candidate) == fs::file_type::directory)
         return loadFolder(candidate);
       searched += fmt::format("\n  {}", candidate.string());
     }
   }
-  throwUserError("no graph '{}': it is not a file, a folder, or a generator spec{}{}\ngenerators:\n{}", spec,
+  throwUserError("no graph '{}': it is not a file, a folder, or a generator spec{}{}\ngenerators:\n{}",
+                 clipForMessage(spec),
                  searched.empty() ? "" : "; looked for a dataset folder at:", searched, generatorHelp());
 }
 

@@ -38,7 +38,7 @@ Expr normalized(const Expr &v) {
 } // namespace
 
 dsl::Layer agnn(const LayerOptions &options) {
-  detail::checkShape("agnn", options, /*hasHeads=*/false);
+  detail::checkOptions(findLayer("agnn"), options);
   LayerBuilder b("agnn");
   const NodeInput x = b.nodeInput("x", {options.dim});
   const Expr beta = b.param("beta", {});

@@ -33,7 +33,7 @@ namespace gnnjit::layers {
 using namespace gnnjit::dsl;
 
 dsl::Layer edgeConv(const LayerOptions &options) {
-  detail::checkShape("edgeconv", options, /*hasHeads=*/false);
+  detail::checkOptions(findLayer("edgeconv"), options);
   const Reduce reduce =
       detail::aggregation("edgeconv", options, Reduce::Max, {Reduce::Max, Reduce::Min, Reduce::Mean, Reduce::Sum});
   LayerBuilder b("edgeconv");

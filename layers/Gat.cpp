@@ -37,7 +37,7 @@ namespace gnnjit::layers {
 using namespace gnnjit::dsl;
 
 dsl::Layer gat(const LayerOptions &options) {
-  detail::checkShape("gat", options, /*hasHeads=*/true);
+  detail::checkOptions(findLayer("gat"), options);
   const int64_t H = options.heads, C = options.dim;
   LayerBuilder b("gat");
   const NodeInput x = b.nodeInput("x", {H, C});

@@ -35,7 +35,7 @@ namespace gnnjit::layers {
 using namespace gnnjit::dsl;
 
 dsl::Layer gatv2(const LayerOptions &options) {
-  detail::checkShape("gatv2", options, /*hasHeads=*/true);
+  detail::checkOptions(findLayer("gatv2"), options);
   const int64_t H = options.heads, C = options.dim;
   LayerBuilder b("gatv2");
   const Expr xl = b.srcInput("xl", {H, C});

@@ -37,7 +37,7 @@ namespace gnnjit::layers {
 using namespace gnnjit::dsl;
 
 dsl::Layer gcn(const LayerOptions &options) {
-  detail::checkShape("gcn", options, /*hasHeads=*/false);
+  detail::checkOptions(findLayer("gcn"), options);
   LayerBuilder b("gcn");
   const Expr x = b.srcInput("x", {options.dim});
   const Expr degSrc = options.weighted ? weightedInDegree(Level::Src) : inDegree(Level::Src);

@@ -24,7 +24,7 @@ namespace gnnjit::layers {
 using namespace gnnjit::dsl;
 
 dsl::Layer gin(const LayerOptions &options) {
-  detail::checkShape("gin", options, /*hasHeads=*/false);
+  detail::checkOptions(findLayer("gin"), options);
   LayerBuilder b("gin");
   const NodeInput x = b.nodeInput("x", {options.dim});
   const Expr eps = options.trainEps ? b.param("eps", {}) : Expr(options.eps);

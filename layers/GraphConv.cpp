@@ -26,7 +26,7 @@ namespace gnnjit::layers {
 using namespace gnnjit::dsl;
 
 dsl::Layer graphConv(const LayerOptions &options) {
-  detail::checkShape("graphconv", options, /*hasHeads=*/false);
+  detail::checkOptions(findLayer("graphconv"), options);
   const Reduce reduce = detail::aggregation("graphconv", options, Reduce::Sum, {Reduce::Sum, Reduce::Mean});
   LayerBuilder b("graphconv");
   const Expr x = b.srcInput("x", {options.dim});

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace gnnjit::layers::detail {
 
 using namespace gnnjit::dsl;
@@ -12,14 +14,60 @@ dsl::Expr invSqrtOrZero(const dsl::Expr &d) {
   return dsl::select(dsl::greater(d, 0.0), rsqrt(d), 0.0);
 }
 
-void checkShape(std::string_view layer, const LayerOptions &options, bool hasHeads) {
+namespace {
+
+/// The setting of a field when it is away from its default, for messages;
+/// empty when it is at the default.
+std::string nonDefault(Knob knob, const LayerOptions &o) {
+  const LayerOptions defaults;
+  switch (knob) {
+  case Knob::Dim:
+    return {};
+  case Knob::Heads:
+    return o.heads != defaults.heads ? fmt::format("heads = {}", o.heads) : std::string();
+  case Knob::Concat:
+    return o.concat != defaults.concat ? "concat = false (mean of heads)" : std::string();
+  case Knob::NegativeSlope:
+    return o.negativeSlope != defaults.negativeSlope ? fmt::format("negativeSlope = {}", o.negativeSlope)
+                                                     : std::string();
+  case Knob::Eps:
+    return o.trainEps != defaults.trainEps || o.eps != defaults.eps ? fmt::format("eps = {}", o.eps) : std::string();
+  case Knob::Aggregation:
+    return o.aggregation != defaults.aggregation ? fmt::format("aggregation = '{}'", o.aggregation) : std::string();
+  case Knob::Weighted:
+    return o.weighted != defaults.weighted ? "weighted = true" : std::string();
+  case Knob::EdgeFeatures:
+    return o.edgeFeatures != defaults.edgeFeatures ? "edgeFeatures = true" : std::string();
+  }
+  return {};
+}
+
+} // namespace
+
+void checkOptions(const LayerInfo &layer, const LayerOptions &options) {
   if (options.dim < 1)
-    throwUserError("layer '{}': dim must be at least 1, got {}", layer, options.dim);
+    throwUserError("layer '{}': dim must be at least 1, got {}", layer.name, options.dim);
   if (options.heads < 1)
-    throwUserError("layer '{}': heads must be at least 1, got {}", layer, options.heads);
-  if (!hasHeads && options.heads != 1)
-    throwUserError("layer '{}' has no attention heads (heads = {} was asked); leave heads at 1", layer,
-                   options.heads);
+    throwUserError("layer '{}': heads must be at least 1, got {}", layer.name, options.heads);
+  if (options.dim > kMaxShapeSize / options.heads)
+    throwUserError("layer '{}': heads x dim = {} x {} is more features per row than a layer can have (at most {})",
+                   layer.name, options.heads, options.dim, kMaxShapeSize);
+  if (!std::isfinite(options.negativeSlope))
+    throwUserError("layer '{}': negativeSlope must be a finite number, got {}", layer.name, options.negativeSlope);
+  if (!std::isfinite(options.eps))
+    throwUserError("layer '{}': eps must be a finite number, got {}", layer.name, options.eps);
+  for (Knob knob : {Knob::Heads, Knob::Concat, Knob::NegativeSlope, Knob::Eps, Knob::Aggregation, Knob::Weighted,
+                    Knob::EdgeFeatures}) {
+    if (takes(layer, knob))
+      continue;
+    const std::string setting = nonDefault(knob, options);
+    if (setting.empty())
+      continue;
+    if (knob == Knob::Heads)
+      throwUserError("layer '{}' has no attention heads ({} was asked); leave heads at 1", layer.name, setting);
+    throwUserError("layer '{}' does not read {} ({} was asked); it reads {}", layer.name, knobName(knob), setting,
+                   layer.options);
+  }
 }
 
 dsl::Reduce aggregation(std::string_view layer, const LayerOptions &options, dsl::Reduce fallback,

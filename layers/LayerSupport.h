@@ -15,9 +15,10 @@ namespace gnnjit::layers::detail {
 /// outside what GCN normalization means).
 dsl::Expr invSqrtOrZero(const dsl::Expr &d);
 
-/// Throws UserError unless dim >= 1 and heads >= 1; and, for a layer without
-/// heads, unless heads == 1.
-void checkShape(std::string_view layer, const LayerOptions &options, bool hasHeads);
+/// Throws UserError unless the options fit the layer: dim and heads at
+/// least 1 with heads x dim within dsl::kMaxShapeSize, finite numbers, and
+/// every field the layer does not read (LayerInfo::knobs) at its default.
+void checkOptions(const LayerInfo &layer, const LayerOptions &options);
 
 /// The aggregation options.aggregation names (or `fallback` when empty);
 /// a UserError naming `allowed` when it is not one of them.

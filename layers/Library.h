@@ -63,6 +63,13 @@ struct LayerOptions {
   bool edgeFeatures = false;
 };
 
+/// A field of LayerOptions that a layer may read. A layer refuses a field it
+/// does not read when it is set away from its default (say, an aggregation
+/// for GCN), so a setting never passes silently unused.
+enum class Knob : uint8_t { Dim, Heads, Concat, NegativeSlope, Eps, Aggregation, Weighted, EdgeFeatures };
+/// The LayerOptions field's name: "dim", "heads", "concat", ...
+std::string_view knobName(Knob knob);
+
 /// One entry of the library.
 struct LayerInfo {
   std::string name;     ///< what `gnnjit run --layer` takes
@@ -72,9 +79,9 @@ struct LayerInfo {
   /// the lowering actually classifies (lower/Classify.h), and a test checks
   /// that the two agree.
   std::string familyHint;
-  /// Whether LayerOptions::heads applies (attention layers with heads).
-  bool hasHeads = false;
-  /// The LayerOptions fields this layer reads, e.g. "dim, heads, concat".
+  /// The LayerOptions fields this layer reads.
+  std::vector<Knob> knobs;
+  /// Those fields for people, with their choices, e.g. "dim, aggregation (sum|mean)".
   std::string options;
   /// What the caller computes outside the layer (projections, bias, ...).
   std::string outside;
@@ -89,6 +96,9 @@ std::vector<std::string> layerNames();
 
 /// The entry of that name; a UserError listing the known names otherwise.
 const LayerInfo &findLayer(std::string_view name);
+
+/// Whether the layer reads that field (attention layers read heads).
+bool takes(const LayerInfo &info, Knob knob);
 
 /// findLayer(name).build(options).
 dsl::Layer buildLayer(std::string_view name, const LayerOptions &options = {});

@@ -30,7 +30,7 @@ namespace gnnjit::layers {
 using namespace gnnjit::dsl;
 
 dsl::Layer sage(const LayerOptions &options) {
-  detail::checkShape("sage", options, /*hasHeads=*/false);
+  detail::checkOptions(findLayer("sage"), options);
   const Reduce reduce =
       detail::aggregation("sage", options, Reduce::Mean, {Reduce::Mean, Reduce::Max, Reduce::Min, Reduce::Sum});
   LayerBuilder b("sage");

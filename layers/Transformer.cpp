@@ -32,7 +32,7 @@ namespace gnnjit::layers {
 using namespace gnnjit::dsl;
 
 dsl::Layer transformer(const LayerOptions &options) {
-  detail::checkShape("transformer", options, /*hasHeads=*/true);
+  detail::checkOptions(findLayer("transformer"), options);
   const int64_t H = options.heads, C = options.dim;
   LayerBuilder b("transformer");
   const Expr q = b.dstInput("q", {H, C});

@@ -11,13 +11,33 @@ std::string describe(cudaError_t code, std::string_view call) {
                                     cudaGetErrorName(code));
   if (code == cudaErrorNoDevice || code == cudaErrorInsufficientDriver)
     message += "; this machine has no usable GPU (compile-only mode still works)";
+  else if (code == cudaErrorMemoryAllocation)
+    message += "; the GPU has too little free memory for this run (other processes may hold some)";
   return message;
+}
+
+LibraryError::Blame blameFor(cudaError_t code) {
+  switch (code) {
+  case cudaErrorNoDevice:
+  case cudaErrorInsufficientDriver:
+  case cudaErrorMemoryAllocation:
+  case cudaErrorDevicesUnavailable:
+  case cudaErrorSystemNotReady:
+  case cudaErrorSystemDriverMismatch:
+  case cudaErrorCompatNotSupportedOnDevice:
+  case cudaErrorUnsupportedPtxVersion:
+  case cudaErrorNoKernelImageForDevice:
+  case cudaErrorInitializationError:
+    return LibraryError::Blame::Machine;
+  default:
+    return LibraryError::Blame::Gnnjit;
+  }
 }
 
 } // namespace
 
 CudaError::CudaError(cudaError_t code, std::string_view call)
-    : UserError(describe(code, call)), code_(code) {
+    : LibraryError(describe(code, call), blameFor(code)), code_(code) {
   // A failed call leaves the error as the runtime's last error; clear it so the
   // next unrelated check does not report it again.
   (void)cudaGetLastError();

@@ -10,9 +10,10 @@
 
 namespace gnnjit::runtime {
 
-/// A CUDA runtime call failed. Derives from UserError: most failures are about
-/// the machine (no device, no driver, out of memory), not a bug in gnnjit.
-class CudaError : public UserError {
+/// A CUDA runtime call failed. Blamed on the machine for a missing device or
+/// driver and for running out of device memory; on gnnjit for everything
+/// else (an invalid argument, a kernel that faulted).
+class CudaError : public LibraryError {
 public:
   CudaError(cudaError_t code, std::string_view call);
   cudaError_t code() const { return code_; }

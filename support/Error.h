@@ -23,6 +23,21 @@ public:
       : std::logic_error("internal error (a bug in gnnjit, please report it): " + message) {}
 };
 
+/// A call into a library or the driver failed (CUDA, cuSPARSE). Who is to
+/// blame depends on how it failed: the machine (no GPU, no driver, out of
+/// device memory: the user can act on it) or gnnjit (an invalid argument, a
+/// kernel that faulted: a bug). Not a UserError, so a kernel fault is never
+/// blamed on the user's input.
+class LibraryError : public std::runtime_error {
+public:
+  enum class Blame : unsigned char { Machine, Gnnjit };
+  LibraryError(const std::string &message, Blame blame) : std::runtime_error(message), blame_(blame) {}
+  Blame blame() const { return blame_; }
+
+private:
+  Blame blame_;
+};
+
 template <typename... Args>
 [[noreturn]] void throwUserError(fmt::format_string<Args...> format, Args &&...args) {
   throw UserError(fmt::format(format, std::forward<Args>(args)...));

@@ -66,7 +66,7 @@ Dataset loadDatasetFolder(const fs::path &folder) {
       {"train.txt", &data.train}, {"val.txt", &data.val}, {"test.txt", &data.test}};
   for (const auto &[name, ids] : splits)
     if (const auto file = findPart(folder, name))
-      *ids = readIdList(*file, nodes);
+      *ids = readIdSet(*file, nodes);
   return data;
 }
 

@@ -13,7 +13,9 @@ std::vector<int64_t> readIdList(const std::filesystem::path &file) {
   return readIdList(file, std::numeric_limits<int64_t>::max());
 }
 
-std::vector<int64_t> readIdList(const std::filesystem::path &file, int64_t limit) {
+namespace {
+
+template <typename OnId> std::vector<int64_t> readIds(const std::filesystem::path &file, int64_t limit, OnId onId) {
   const bool bounded = limit != std::numeric_limits<int64_t>::max();
   const std::string what = bounded ? fmt::format("a node id below {}", limit) : std::string("an id");
   const int64_t max = bounded ? limit - 1 : limit;
@@ -28,8 +30,26 @@ std::vector<int64_t> readIdList(const std::filesystem::path &file, int64_t limit
     if (splitFields(line, fields, false) != 1)
       reader.fail("one non-negative integer per line", line);
     ids.push_back(reader.parseInt(fields[0], what, 0, max));
+    onId(reader, ids.back());
   }
   return ids;
+}
+
+} // namespace
+
+std::vector<int64_t> readIdList(const std::filesystem::path &file, int64_t limit) {
+  return readIds(file, limit, [](const LineReader &, int64_t) {});
+}
+
+std::vector<int64_t> readIdSet(const std::filesystem::path &file, int64_t limit) {
+  std::vector<bool> seen(static_cast<size_t>(limit), false);
+  return readIds(file, limit, [&](const LineReader &reader, int64_t id) {
+    if (seen[static_cast<size_t>(id)])
+      reader.fail(fmt::format("each node id once (a split lists a node at most once), but node {} was listed before",
+                              id),
+                  std::to_string(id));
+    seen[static_cast<size_t>(id)] = true;
+  });
 }
 
 } // namespace gnnjit::graph

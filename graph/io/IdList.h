@@ -16,4 +16,9 @@ std::vector<int64_t> readIdList(const std::filesystem::path &file);
 /// graph a split belongs to); an id out of range fails with its line.
 std::vector<int64_t> readIdList(const std::filesystem::path &file, int64_t limit);
 
+/// A split (train/val/test): ids below `limit`, each listed once. An id out
+/// of range or listed a second time fails with its line, so a split can
+/// never name more nodes than the graph has.
+std::vector<int64_t> readIdSet(const std::filesystem::path &file, int64_t limit);
+
 } // namespace gnnjit::graph

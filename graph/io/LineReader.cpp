@@ -1,6 +1,7 @@
 #include "graph/io/LineReader.h"
 
 #include "support/Error.h"
+#include "support/Message.h"
 
 #include <zlib.h>
 
@@ -85,7 +86,8 @@ size_t splitFields(std::string_view line, std::span<std::string_view> out, bool 
   }
 }
 
-LineReader::LineReader(const std::filesystem::path &file, size_t chunkBytes) : name_(file.string()) {
+LineReader::LineReader(const std::filesystem::path &file, size_t chunkBytes)
+    : name_(clipForMessage(file.string())) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     throwUserError("cannot open {}: {}", name_, errnoText(errno));

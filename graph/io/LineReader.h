@@ -69,7 +69,7 @@ public:
 
   /// 1-based number of the line last returned by next(); 0 before the first.
   int64_t lineNumber() const { return lineNumber_; }
-  /// The file as given, for messages.
+  /// The file as given (clipped when very long), for messages.
   const std::string &fileName() const { return name_; }
   /// Whether the file is gzip-compressed (known once a line was read).
   bool compressed() const;

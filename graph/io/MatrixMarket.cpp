@@ -171,6 +171,17 @@ bool nextEntry(LineReader &reader, const Header &header, int64_t done, size_t wi
   return true;
 }
 
+/// A symmetric file stores the lower triangle only (ROW >= COL); an entry
+/// above it would be its own mirror image stored twice, or a general matrix
+/// mislabelled, so it is refused rather than guessed at.
+void checkTriangle(const LineReader &reader, const Header &header, int64_t row, int64_t col,
+                   std::string_view rowToken, std::string_view colToken) {
+  if (header.symmetric && row < col)
+    reader.fail("an entry on or below the diagonal (ROW >= COL): a symmetric Matrix Market file stores the lower "
+                "triangle; if the matrix is not symmetric, say 'general' in the header",
+                fmt::format("{} {}", rowToken, colToken));
+}
+
 [[noreturn]] void failShort(const LineReader &reader, const Header &header, int64_t done) {
   reader.failAtEnd(fmt::format("entry {} of the {} that line {} declares", done + 1, header.entries, header.sizeLine),
                    fmt::format("the file ends after {} of {} entries; is it truncated?", done, header.entries));
@@ -215,6 +226,7 @@ EdgeList readMatrixMarketGraph(const std::filesystem::path &file) {
   while (nextEntry(reader, header, done, width, form, fields)) {
     const int64_t row = reader.parseInt(fields[0], "a row index", 1, header.rows) - 1;
     const int64_t col = reader.parseInt(fields[1], "a column index", 1, header.cols) - 1;
+    checkTriangle(reader, header, row, col, fields[0], fields[1]);
     if (weighted) {
       const float value = readValue(reader, header, fields[2]);
       edges.add(row, col, value);
@@ -253,6 +265,7 @@ DenseMatrix readMatrixMarketDense(const std::filesystem::path &file) {
     while (nextEntry(reader, header, done, width, form, fields)) {
       const int64_t row = reader.parseInt(fields[0], "a row index", 1, header.rows) - 1;
       const int64_t col = reader.parseInt(fields[1], "a column index", 1, header.cols) - 1;
+      checkTriangle(reader, header, row, col, fields[0], fields[1]);
       set(row, col, width == 3 ? readValue(reader, header, fields[2]) : 1.0f);
       ++done;
     }

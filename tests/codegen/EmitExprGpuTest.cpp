@@ -60,7 +60,7 @@ TEST_CASE("emitted messages match the reference executor on the GPU") {
     CAPTURE(info.name);
     layers::LayerOptions layerOptions;
     layerOptions.dim = 8;
-    layerOptions.heads = info.hasHeads ? 2 : 1;
+    layerOptions.heads = layers::takes(info, layers::Knob::Heads) ? 2 : 1;
     layerOptions.weighted = info.name == "gcn" || info.name == "graphconv";
     const lower::LoweredLayer lowered = lower::lowerLayer(info.build(layerOptions));
     std::vector<ExprPtr> values;

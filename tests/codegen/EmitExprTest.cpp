@@ -46,7 +46,7 @@ TEST_CASE("NVRTC compiles the emitted messages of every library layer") {
   for (const layers::LayerInfo &info : layers::library()) {
     CAPTURE(info.name);
     layers::LayerOptions options;
-    options.heads = info.hasHeads ? 4 : 1;
+    options.heads = layers::takes(info, layers::Knob::Heads) ? 4 : 1;
     const lower::LoweredLayer lowered = lower::lowerLayer(info.build(options));
     std::vector<ExprPtr> values;
     for (const lower::AggregationStage &s : lowered.forward) {

@@ -117,6 +117,11 @@ TEST_CASE("Dataset: parts that disagree with the graph name their file") {
     CHECK_USER_ERROR(loadDatasetFolder(dir.path()), val.string() + ":3:",
                      "expected a node id below 3 (an integer from 0 to 2)", "found '3'");
   }
+  SUBCASE("a split that lists a node twice (so can name more ids than nodes)") {
+    const auto train = dir.write("train.txt", "0\n1\n2\n0\n");
+    CHECK_USER_ERROR(loadDatasetFolder(dir.path()), train.string() + ":4:", "each node id once",
+                     "node 0 was listed before");
+  }
   SUBCASE("two ids on a split line") {
     const auto train = dir.write("train.txt", "0 1\n");
     CHECK_USER_ERROR(loadDatasetFolder(dir.path()), train.string() + ":1:", "expected one non-negative integer per line",

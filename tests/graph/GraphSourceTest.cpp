@@ -77,3 +77,19 @@ TEST_CASE("shared datasets resolve by folder") {
   CHECK(e.edges.numNodes == 1005);
   CHECK(e.edges.numEdges() == 25571);
 }
+
+TEST_CASE("paths the filesystem refuses are user errors that name the path, shortly") {
+  const std::string longName(5000, 'a');
+  const std::string tooLong = errorOf(longName);
+  CHECK(tooLong.find("cannot access") != std::string::npos);
+  CHECK(tooLong.find("File name too long") != std::string::npos);
+  CHECK(tooLong.find("(5000 bytes)") != std::string::npos);
+  CHECK(tooLong.size() < 400);
+
+  test::TempDir dir;
+  std::filesystem::create_symlink(dir.path() / "b", dir.path() / "a");
+  std::filesystem::create_symlink(dir.path() / "a", dir.path() / "b");
+  const std::string loop = errorOf((dir.path() / "a").string());
+  CHECK(loop.find("cannot access") != std::string::npos);
+  CHECK(loop.find("symbolic links") != std::string::npos);
+}

@@ -305,3 +305,12 @@ TEST_CASE("Malformed: messages quote at most a short, escaped excerpt") {
   CHECK(message->size() < 300);
   CHECK(escapeForMessage(std::string("a\tb\x7f\n\\", 6)) == "a\\tb\\x7f\\x0a\\\\");
 }
+
+TEST_CASE("Malformed: a symmetric Matrix Market file with an entry above the diagonal") {
+  TempDir dir;
+  const auto upper = dir.write("u.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n1 3\n");
+  CHECK_USER_ERROR(readMatrixMarketGraph(upper), upper.string() + ":4:", "on or below the diagonal",
+                   "say 'general' in the header", "found '1 3'");
+  const auto dense = dir.write("d.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 5\n");
+  CHECK_USER_ERROR(readMatrixMarketDense(dense), dense.string() + ":3:", "on or below the diagonal", "found '1 2'");
+}

@@ -98,7 +98,7 @@ TEST_CASE("run refuses cuda without a GPU, unknown layers and bad option combina
   CHECK(unknown.err.find("gatv2") != std::string::npos);
   const auto heads = runGnnjit("run --layer gcn --graph grid:side=4 --heads 2");
   CHECK(heads.exitCode == 1);
-  CHECK(heads.err.find("no attention heads") != std::string::npos);
+  CHECK(heads.err.find("has no option --heads; it takes --dim, --weighted") != std::string::npos);
   const auto aggr = runGnnjit("run --layer sage --graph grid:side=4 --aggr median");
   CHECK(aggr.exitCode == 1);
   CHECK(aggr.err.find("mean, max, min, sum") != std::string::npos);

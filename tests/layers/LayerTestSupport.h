@@ -33,7 +33,7 @@ inline std::vector<LayerCase> allLayerCases(int64_t dim, int64_t heads) {
   const auto add = [&](std::string layer, std::string label, auto tweak) {
     layers::LayerOptions o;
     o.dim = dim;
-    if (layers::findLayer(layer).hasHeads)
+    if (layers::takes(layers::findLayer(layer), layers::Knob::Heads))
       o.heads = heads;
     tweak(o);
     const bool loops = layer == "gcn" || layer == "gat" || layer == "gatv2" || layer == "agnn";

@@ -12,6 +12,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <set>
 
 using namespace gnnjit;
@@ -121,7 +123,7 @@ TEST_CASE("every library layer builds, validates and is listed once") {
     CHECK(layer.name() == info.name);
     CHECK(layer.outputs().size() == 1);
     CHECK(&layers::findLayer(info.name) == &info);
-    if (info.hasHeads) {
+    if (layers::takes(info, layers::Knob::Heads)) {
       layers::LayerOptions o;
       o.heads = 3;
       o.dim = 5;
@@ -156,6 +158,26 @@ TEST_CASE("bad names and options are user errors that say what is allowed") {
   layers::LayerOptions dim;
   dim.dim = 0;
   CHECK(userError([&] { (void)layers::gatv2(dim); }).find("dim must be at least 1") != std::string::npos);
+
+  // Sizes whose product overflows, settings a layer does not read, and
+  // numbers that are not finite are refused before anything is built.
+  layers::LayerOptions huge;
+  huge.dim = int64_t{1} << 62;
+  CHECK(userError([&] { (void)layers::agnn(huge); }).find("more features per row") != std::string::npos);
+  huge.dim = 4;
+  huge.heads = int64_t{1} << 62;
+  huge.concat = false;
+  CHECK(userError([&] { (void)layers::gat(huge); }).find("more features per row") != std::string::npos);
+  layers::LayerOptions unread;
+  unread.aggregation = "bogus";
+  CHECK(userError([&] { (void)layers::gcn(unread); }).find("does not read aggregation") != std::string::npos);
+  layers::LayerOptions nan;
+  nan.negativeSlope = std::nan("");
+  CHECK(userError([&] { (void)layers::gat(nan); }).find("negativeSlope must be a finite number") != std::string::npos);
+  layers::LayerOptions inf;
+  inf.trainEps = false;
+  inf.eps = INFINITY;
+  CHECK(userError([&] { (void)layers::gin(inf); }).find("eps must be a finite number") != std::string::npos);
 }
 
 TEST_CASE("inputs are read where PyG reads them") {
@@ -195,6 +217,9 @@ TEST_CASE("inputs are read where PyG reads them") {
   CHECK(layers::gin(plain).findInput("eps")->kind == dsl::InputKind::Param);
   plain.trainEps = false;
   CHECK(layers::gin(plain).findInput("eps") == nullptr);
+  // A fixed eps is GIN's alone: AGNN refuses it rather than ignore it.
+  CHECK(userError([&] { (void)layers::agnn(plain); }).find("does not read eps") != std::string::npos);
+  plain.trainEps = true;
   CHECK(layers::agnn(plain).findInput("beta")->shape == dsl::Shape::scalar());
 }
 

@@ -29,7 +29,7 @@ TEST_CASE("every library layer lowers into its family") {
     CAPTURE(info.name);
     REQUIRE(expected.count(info.name));
     layers::LayerOptions options;
-    options.heads = info.hasHeads ? 4 : 1;
+    options.heads = layers::takes(info, layers::Knob::Heads) ? 4 : 1;
     const lower::LoweredLayer lowered = lowerLibrary(info.name, options);
     CHECK(lowered.family() == expected.at(info.name));
     CHECK_FALSE(lowered.forward.empty());

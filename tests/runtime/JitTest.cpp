@@ -13,6 +13,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <type_traits>
+
 namespace gnnjit::runtime {
 namespace {
 
@@ -177,10 +179,21 @@ TEST_CASE("cudaCheck names the failed call") {
                        doctest::Contains("cudaMalloc(64 bytes)"), CudaError);
   try {
     GNNJIT_CUDA_CHECK(cudaErrorInvalidValue);
+    FAIL("GNNJIT_CUDA_CHECK let an error through");
   } catch (const CudaError &e) {
     CHECK(e.code() == cudaErrorInvalidValue);
     CHECK(std::string(e.what()).find("cudaErrorInvalidValue") != std::string::npos);
+    CHECK(e.blame() == LibraryError::Blame::Gnnjit); // an invalid argument is gnnjit's bug
   }
+}
+
+TEST_CASE("a CUDA failure is blamed on the machine only when the machine caused it") {
+  CHECK(CudaError(cudaErrorMemoryAllocation, "cudaMalloc").blame() == LibraryError::Blame::Machine);
+  CHECK(CudaError(cudaErrorNoDevice, "cudaGetDevice").blame() == LibraryError::Blame::Machine);
+  CHECK(CudaError(cudaErrorIllegalAddress, "cudaStreamSynchronize").blame() == LibraryError::Blame::Gnnjit);
+  CHECK(CudaError(cudaErrorLaunchFailure, "cudaLaunchKernel").blame() == LibraryError::Blame::Gnnjit);
+  // Not a UserError: a kernel fault must not read as the user's mistake.
+  CHECK_FALSE(std::is_base_of_v<UserError, CudaError>);
 }
 
 TEST_CASE("without a GPU, device memory and loading fail with a CudaError") {
