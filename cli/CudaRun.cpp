@@ -1,17 +1,12 @@
 #include "cli/CudaRun.h"
 
-#include "exec/HostTransfer.h"
-#include "exec/LayerRunner.h"
 #include "runtime/Compile.h"
 #include "runtime/CudaCheck.h"
 #include "runtime/DeviceBuffer.h"
 #include "runtime/EventTiming.h"
 #include "support/Error.h"
 
-#include <algorithm>
 #include <chrono>
-#include <functional>
-#include <vector>
 
 namespace gnnjit::cli {
 
@@ -19,56 +14,57 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-size_t tensorBytes(const ref::TensorMap &m) {
-  size_t bytes = 0;
-  for (const auto &[name, t] : m)
-    bytes += static_cast<size_t>(t.rows * t.cols) * sizeof(float);
-  return bytes;
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 } // namespace
 
-CudaRunResult runOnCuda(const lower::LoweredLayer &lowered, const graph::Graph &graph, const ref::TensorMap &inputs,
-                        const ref::TensorMap *outputGradients, const CudaRunOptions &options) {
-  CudaRunResult r;
+CudaRun::CudaRun(const lower::LoweredLayer &lowered, const graph::Graph &graph, const CudaRunOptions &options)
+    : lowered_(lowered), options_(options), graph_(graph) {
   runtime::resetDeviceMemoryPeak();
-  exec::DeviceGraph deviceGraph(graph);
   exec::RunnerOptions runnerOptions;
   runnerOptions.variant = options.variant;
-  exec::LayerRunner runner(lowered, deviceGraph, runnerOptions);
+  runner_ = std::make_unique<exec::LayerRunner>(lowered, graph_, runnerOptions);
+}
 
+CudaRun::~CudaRun() = default;
+
+void CudaRun::prepare(bool backward) {
   const auto start = Clock::now();
-  runner.prepare(outputGradients != nullptr);
-  r.compileMs = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  const exec::CompileReport &report = runner.compileReport();
-  r.modules = report.modules;
-  r.compiled = report.compiled;
-  r.cacheHits = report.modules - report.compiled;
-  r.forwardPlan = runner.program(exec::Pass::Forward).describe();
+  runner_->prepare(backward);
+  stats_.compileMs = msSince(start);
+  const exec::CompileReport &report = runner_->compileReport();
+  stats_.modules = report.modules;
+  stats_.compiled = report.compiled;
+  stats_.cacheHits = report.modules - report.compiled;
+  stats_.forwardPlan = runner_->program(exec::Pass::Forward).describe();
+  if (backward)
+    stats_.backwardPlan = runner_->program(exec::Pass::Backward).describe();
+}
 
-  const exec::UploadedTensors in(inputs);
-  r.inputBytes = tensorBytes(inputs);
-  const exec::DeviceTensors *outputs = nullptr;
-  r.forwardMs = runtime::medianMs([&] { outputs = &runner.forward(in.tensors()); }, 1, options.reps);
-  for (const auto &[name, t] : *outputs)
-    r.outputs[name] = exec::download(t);
+exec::DeviceTensors CudaRun::passInputs(bool backward) const {
+  exec::DeviceTensors views;
+  for (const dsl::InputPtr &in : lowered_.layer.inputs())
+    views[in->name] = inputs_.views().at(in->name);
+  if (backward)
+    for (const dsl::InputPtr &g : lowered_.backward.plan.outputGradients)
+      views[g->name] = inputs_.views().at(g->name);
+  return views;
+}
 
-  if (outputGradients) {
-    r.backwardPlan = runner.program(exec::Pass::Backward).describe();
-    ref::TensorMap backwardInputs = inputs;
-    for (const auto &[name, t] : *outputGradients)
-      backwardInputs[name] = t;
-    const exec::UploadedTensors bin(backwardInputs);
-    r.inputBytes += tensorBytes(*outputGradients);
-    const exec::DeviceTensors *gradients = nullptr;
-    r.backwardMs = runtime::medianMs([&] { gradients = &runner.backward(bin.tensors()); }, 1, options.reps);
-    for (const auto &[name, t] : *gradients)
-      r.gradients[name] = exec::download(t);
+void CudaRun::run(bool backward) {
+  stats_.inputBytes = inputs_.bytes();
+  const exec::DeviceTensors forwardIn = passInputs(false);
+  stats_.forwardMs = runtime::medianMs([&] { outputs_ = &runner_->forward(forwardIn); }, 1, options_.reps);
+  if (backward) {
+    // The forward's device inputs serve the backward too: nothing is uploaded again.
+    const exec::DeviceTensors backwardIn = passInputs(true);
+    stats_.backwardMs = runtime::medianMs([&] { gradients_ = &runner_->backward(backwardIn); }, 1, options_.reps);
   }
   GNNJIT_CUDA_CHECK(cudaDeviceSynchronize());
-  r.graphBytes = deviceGraph.deviceBytes();
-  r.peakBytes = runtime::deviceMemoryUse().peak;
-  return r;
+  stats_.graphBytes = graph_.deviceBytes();
+  stats_.peakBytes = runtime::deviceMemoryUse().peak;
 }
 
 CompileOnlyResult compileOnly(const lower::LoweredLayer &lowered, const graph::Graph &graph, bool backward,
@@ -89,7 +85,7 @@ CompileOnlyResult compileOnly(const lower::LoweredLayer &lowered, const graph::G
   } catch (const UserError &e) {
     r.refused = e.what();
   }
-  r.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  r.ms = msSince(start);
   return r;
 }
 

@@ -1,38 +1,70 @@
 // The GPU side of `gnnjit run`: the layer lowered, its kernels generated,
-// compiled and run on the device with the inputs the command made, timed
+// compiled and run on the device over inputs that live on the device, timed
 // with CUDA events; or, on a machine without a GPU, the kernels compiled
 // only (NVRTC needs no GPU), so a run there still exercises the compiler.
 #pragma once
 
+#include "cli/RunTensors.h"
+#include "exec/DeviceGraph.h"
+#include "exec/LayerRunner.h"
 #include "exec/Program.h"
 #include "graph/Graph.h"
 #include "lower/KernelPlan.h"
-#include "ref/Tensor.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
 namespace gnnjit::cli {
+
+/// What a GPU run reports beyond its results.
+struct GpuStats {
+  double compileMs = 0; ///< generating, compiling (or loading from the cache) and loading every kernel
+  int modules = 0, compiled = 0, cacheHits = 0; ///< cacheHits: modules found compiled (memory or disk)
+  double forwardMs = 0, backwardMs = 0;         ///< medians
+  size_t graphBytes = 0; ///< the graph's arrays on the device (CSR, transpose, degrees, cuSPARSE values)
+  size_t peakBytes = 0;  ///< most device memory gnnjit held at once, graph and inputs included
+  size_t inputBytes = 0; ///< the bound tensors
+  std::string forwardPlan, backwardPlan; ///< Program::describe()
+};
 
 struct CudaRunOptions {
   exec::Variant variant = exec::Variant::Auto;
   int reps = 10; ///< timed runs after one warm-up; the median is reported
 };
 
-struct CudaRunResult {
-  ref::TensorMap outputs, gradients;
-  double compileMs = 0; ///< generating, compiling (or loading from the cache) and loading every kernel
-  int modules = 0, compiled = 0, cacheHits = 0; ///< cacheHits: modules found compiled (memory or disk)
-  double forwardMs = 0, backwardMs = 0;         ///< medians
-  size_t graphBytes = 0; ///< the graph's arrays on the device (CSR, transpose, degrees, cuSPARSE values)
-  size_t peakBytes = 0;  ///< most device memory gnnjit held at once, graph and inputs included
-  size_t inputBytes = 0; ///< the inputs (and output gradients) uploaded
-  std::string forwardPlan, backwardPlan; ///< Program::describe()
-};
+/// One run on the GPU. The bound tensors are made once (`inputs`) and serve
+/// both passes; outputs and gradients stay on the device, owned by the runner,
+/// for the caller to checksum, compare or dump.
+class CudaRun {
+public:
+  CudaRun(const lower::LoweredLayer &lowered, const graph::Graph &graph, const CudaRunOptions &options);
+  ~CudaRun();
 
-/// Runs forward (and backward when `outputGradients` is given) on the GPU.
-CudaRunResult runOnCuda(const lower::LoweredLayer &lowered, const graph::Graph &graph, const ref::TensorMap &inputs,
-                        const ref::TensorMap *outputGradients, const CudaRunOptions &options);
+  /// Generates, compiles and loads the kernels of the passes to run.
+  void prepare(bool backward);
+  /// Where the caller makes the bound tensors (all of them, both passes').
+  exec::OwnedTensors &inputs() { return inputs_; }
+  /// Runs forward (and backward), timing the median of options.reps.
+  void run(bool backward);
+
+  const exec::DeviceTensors &outputs() const { return *outputs_; }
+  const exec::DeviceTensors &gradients() const { return *gradients_; }
+
+  const GpuStats &stats() const { return stats_; }
+
+private:
+  /// The bound tensors one pass reads.
+  exec::DeviceTensors passInputs(bool backward) const;
+
+  const lower::LoweredLayer &lowered_;
+  CudaRunOptions options_;
+  exec::DeviceGraph graph_;
+  std::unique_ptr<exec::LayerRunner> runner_;
+  exec::OwnedTensors inputs_;
+  const exec::DeviceTensors *outputs_ = nullptr, *gradients_ = nullptr;
+  GpuStats stats_;
+};
 
 struct CompileOnlyResult {
   int modules = 0, compiled = 0; ///< compiled now by NVRTC; the rest came from the kernel cache

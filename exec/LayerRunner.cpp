@@ -1,6 +1,5 @@
 #include "exec/LayerRunner.h"
 
-#include "codegen/Version.h"
 #include "exec/KernelSource.h"
 #include "exec/StepLauncher.h"
 #include "exec/Tuning.h"
@@ -18,11 +17,6 @@ namespace gnnjit::exec {
 using namespace gnnjit::dsl;
 
 namespace {
-
-runtime::KernelCache &defaultCache() {
-  static runtime::KernelCache cache(runtime::KernelCacheConfig{{}, codegen::kGeneratorVersion});
-  return cache;
-}
 
 bool alignedRows(const DeviceTensor &t) { return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.ld % 4 == 0; }
 
@@ -43,7 +37,7 @@ void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &grap
                     const RunnerOptions &options, CompileReport &report) {
   const auto start = std::chrono::steady_clock::now();
   const Program program = planProgram(lowered, pass, graphProgramConfig(graph, options, true));
-  runtime::KernelCache &cache = options.cache ? *options.cache : defaultCache();
+  runtime::KernelCache &cache = options.cache ? *options.cache : defaultKernelCache();
   runtime::CompileOptions compileOptions;
   compileOptions.arch = runtime::targetArch(options.arch);
   const runtime::CacheStats before = cache.stats();
@@ -84,7 +78,7 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
   auto c = std::make_unique<Compiled>();
   c->program = planProgram(lowered_, pass, config);
 
-  runtime::KernelCache &cache = options_.cache ? *options_.cache : defaultCache();
+  runtime::KernelCache &cache = options_.cache ? *options_.cache : defaultKernelCache();
   runtime::CompileOptions compileOptions;
   compileOptions.arch = runtime::targetArch(options_.arch);
   compileOptions.lineInfo = options_.lineInfo;

@@ -16,6 +16,46 @@ namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+constexpr int64_t kMaxGridX = 0x7fffffff, kMaxGridY = 65535;
+
+/// Blocks of one launch; every grid below is computed here and nowhere else.
+struct Grid {
+  int64_t x = 0, y = 1;
+};
+
+Grid spmmRowsGrid(const codegen::SpmmTuning &t, int64_t rows, int64_t width) {
+  return {ceilDiv(rows * t.group, t.blockThreads), ceilDiv(width, t.tileWidth())};
+}
+Grid spmmSegmentsGrid(const codegen::SpmmTuning &t, int64_t segments, int64_t width) {
+  return {ceilDiv(segments * t.segmentGroup, t.blockThreads), ceilDiv(width, t.segmentTileWidth())};
+}
+Grid cusparseValuesGrid(int64_t rows) { return {ceilDiv(rows * 32, 256), 1}; }
+Grid nodeSumCombineGrid(int64_t width) { return {ceilDiv(width, 32), 1}; }
+Grid nodeOutputsGrid(int64_t rows, int64_t width, int block) { return {ceilDiv(rows * width, block), 1}; }
+
+/// The grids `step` launches at most, with `segments` heavy-row segments.
+std::vector<Grid> stepGrids(const Program &program, const Step &step, int64_t rows, int64_t segments) {
+  switch (step.kind) {
+  case Step::Kind::Spmm: {
+    std::vector<Grid> grids{spmmRowsGrid(step.tuning, rows, step.width)};
+    if (step.tuning.heavyThreshold > 0)
+      grids.push_back(spmmSegmentsGrid(step.tuning, segments, step.width));
+    return grids;
+  }
+  case Step::Kind::Cusparse:
+    return {cusparseValuesGrid(rows)};
+  case Step::Kind::NodeSum:
+    return {{nodeSumPartials(rows), 1}, nodeSumCombineGrid(step.width)};
+  case Step::Kind::NodeOutputs:
+  case Step::Kind::GlobalOutputs:
+    return {nodeOutputsGrid(step.kind == Step::Kind::GlobalOutputs ? 1 : rows, step.width,
+                            program.modules[static_cast<size_t>(step.module)].kernels[0].blockThreads)};
+  case Step::Kind::Zero:
+    break;
+  }
+  return {};
+}
+
 /// What a launch binds parameters to, beyond the graph and the bindings.
 struct LaunchFrame {
   Direction direction = Direction::In;
@@ -30,6 +70,19 @@ struct LaunchFrame {
 
 Direction directionOf(const lower::AggregationStage &stage) {
   return cast<Aggregate>(stage.aggregate.get())->over() == Over::OutEdges ? Direction::Out : Direction::In;
+}
+
+int64_t nodeSumPartials(int64_t rows) { return std::clamp<int64_t>(ceilDiv(rows, 256), 1, 1024); }
+
+void checkLaunchable(const Program &program, const graph::Graph &graph, const std::string &layer) {
+  const int64_t rows = graph.numNodes(), segments = graph.numEdges() + graph.numNodes(); // segments: a bound
+  for (const Step &step : program.steps)
+    for (const Grid &g : stepGrids(program, step, rows, segments))
+      if (g.x > kMaxGridX || g.y > kMaxGridY)
+        throwUserError("layer {}: a kernel of the {} pass over rows of {} floats on a graph of {} nodes needs a grid "
+                       "of {} x {} blocks, beyond CUDA's {} x {}; use a smaller width (heads x dim)",
+                       layer, program.pass == Pass::Forward ? "forward" : "backward", step.width, rows, g.x, g.y,
+                       kMaxGridX, kMaxGridY);
 }
 
 void launchProgram(const Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels,
@@ -90,11 +143,12 @@ void launchProgram(const Program &program, const std::vector<std::vector<runtime
     }
     throwInternalError("unbound kernel parameter {}", p.name);
   };
-  auto launch = [&](const runtime::Kernel &kernel, const codegen::GeneratedKernel &info, int64_t blocksX,
-                    int64_t blocksY, const LaunchFrame &frame) {
+  auto launch = [&](const runtime::Kernel &kernel, const codegen::GeneratedKernel &info, Grid grid,
+                    const LaunchFrame &frame) {
+    const int64_t blocksX = grid.x, blocksY = grid.y;
     if (blocksX <= 0 || blocksY <= 0)
       return;
-    if (blocksX > 0x7fffffff || blocksY > 65535)
+    if (blocksX > kMaxGridX || blocksY > kMaxGridY)
       throwUserError("layer {}: kernel {} needs a grid of {} x {} blocks, beyond CUDA's limits", layer, info.entry,
                      blocksX, blocksY);
     std::vector<uint64_t> slots;
@@ -124,18 +178,14 @@ void launchProgram(const Program &program, const std::vector<std::vector<runtime
       LaunchFrame frame;
       frame.direction = directionOf(step.stage);
       frame.numRows = n;
-      launch((*entries)[0], module->kernels[0], ceilDiv(n * t.group, t.blockThreads),
-             ceilDiv(step.width, t.tileWidth()), frame);
+      launch((*entries)[0], module->kernels[0], spmmRowsGrid(t, n, step.width), frame);
       if (t.heavyThreshold > 0) {
         const HeavySegments &s = graph_.segments(frame.direction, t.heavyThreshold, t.segmentLength);
         if (s.numSegments > 0) {
           frame.segments = &s;
           frame.partials = ensurePartials(s.numSegments * step.width);
-          const int64_t tiles = ceilDiv(step.width, t.segmentTileWidth());
-          launch((*entries)[1], module->kernels[1], ceilDiv(s.numSegments * t.segmentGroup, t.blockThreads), tiles,
-                 frame);
-          launch((*entries)[2], module->kernels[2], ceilDiv(s.numHeavyRows * t.segmentGroup, t.blockThreads), tiles,
-                 frame);
+          launch((*entries)[1], module->kernels[1], spmmSegmentsGrid(t, s.numSegments, step.width), frame);
+          launch((*entries)[2], module->kernels[2], spmmSegmentsGrid(t, s.numHeavyRows, step.width), frame);
         }
       }
       break;
@@ -146,7 +196,7 @@ void launchProgram(const Program &program, const std::vector<std::vector<runtime
       frame.numRows = n;
       CusparseSpmm &spmm = graph_.cusparse(frame.direction, codegen::sha256Hex(module->source), [&](float *values) {
         frame.edgeValues = values;
-        launch((*entries)[0], module->kernels[0], ceilDiv(n * 32, 256), 1, frame);
+        launch((*entries)[0], module->kernels[0], cusparseValuesGrid(n), frame);
       });
       const DeviceTensor &x = inputs.find(step.gathered)->second;
       float *y = step.target.empty() ? buffers.aggregates[static_cast<size_t>(step.aggregate)].data()
@@ -157,18 +207,18 @@ void launchProgram(const Program &program, const std::vector<std::vector<runtime
     case Step::Kind::NodeSum: {
       LaunchFrame frame;
       frame.numRows = n;
-      frame.numPartials = std::clamp<int64_t>(ceilDiv(n, 256), 1, 1024);
+      frame.numPartials = nodeSumPartials(n);
       frame.partials = ensurePartials(frame.numPartials * step.width);
-      launch((*entries)[0], module->kernels[0], frame.numPartials, 1, frame);
-      launch((*entries)[1], module->kernels[1], ceilDiv(step.width, 32), 1, frame);
+      launch((*entries)[0], module->kernels[0], Grid{frame.numPartials, 1}, frame);
+      launch((*entries)[1], module->kernels[1], nodeSumCombineGrid(step.width), frame);
       break;
     }
     case Step::Kind::NodeOutputs:
     case Step::Kind::GlobalOutputs: {
       LaunchFrame frame;
       frame.numRows = step.kind == Step::Kind::GlobalOutputs ? 1 : n;
-      const int block = module->kernels[0].blockThreads;
-      launch((*entries)[0], module->kernels[0], ceilDiv(frame.numRows * step.width, block), 1, frame);
+      launch((*entries)[0], module->kernels[0],
+             nodeOutputsGrid(frame.numRows, step.width, module->kernels[0].blockThreads), frame);
       break;
     }
     case Step::Kind::Zero:

@@ -25,6 +25,14 @@ struct ProgramBuffers {
 /// Which CSR an aggregation stage walks.
 Direction directionOf(const lower::AggregationStage &stage);
 
+/// The rows of partial sums a node-sum step reduces `rows` nodes into.
+int64_t nodeSumPartials(int64_t rows);
+
+/// Throws a UserError, before anything is allocated, when a step of
+/// `program` on `graph` would need a grid beyond CUDA's limits (2^31 - 1
+/// blocks across, 65535 down): rows too wide for the kernels' tiles.
+void checkLaunchable(const Program &program, const graph::Graph &graph, const std::string &layer);
+
 /// Runs every step of `program` on `stream`. `kernels[m][e]` is entry e of
 /// module m; `inputs` were checked against the layer by the caller.
 void launchProgram(const Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels, DeviceGraph &graph,

@@ -1,6 +1,7 @@
 #include "graph/Graph.h"
 
 #include "graph/DegreeStats.h"
+#include "graph/GraphMemory.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -265,6 +266,9 @@ Graph Graph::fromEdges(const EdgeList &edges, const BuildOptions &options) {
   // the node ids; the edge count is known after cleaning.
   if (options.index == IndexChoice::Int32)
     (void)chooseIndexType(options.index, edges.numNodes, 0);
+  requireHostMemory(buildMemory(edges, options),
+                    fmt::format("Building the CSR of a graph of {} nodes and {} edges", edges.numNodes, edges.numEdges()),
+                    "Is the node count the file declares right?");
   const bool needsCandidates = options.symmetrize || options.selfLoops != SelfLoops::Keep;
   std::optional<Candidates> cand;
   if (needsCandidates)
@@ -297,12 +301,18 @@ Graph &Graph::operator=(Graph &&) noexcept = default;
 Graph::~Graph() = default;
 
 const Csr &Graph::outgoing() const {
-  std::call_once(lazy_->outgoingOnce, [this] { lazy_->outgoing = transpose(incoming_, numNodes_); });
+  std::call_once(lazy_->outgoingOnce, [this] {
+    requireHostMemory(transposeMemory(*this), "Transposing the graph (for backward passes and out-degrees)", "");
+    lazy_->outgoing = transpose(incoming_, numNodes_);
+  });
   return lazy_->outgoing;
 }
 
 const DegreeStats &Graph::stats() const {
-  std::call_once(lazy_->statsOnce, [this] { lazy_->stats = std::make_unique<DegreeStats>(DegreeStats::compute(*this)); });
+  std::call_once(lazy_->statsOnce, [this] {
+    requireHostMemory(statsMemory(*this), "Computing the graph's degree statistics", "");
+    lazy_->stats = std::make_unique<DegreeStats>(DegreeStats::compute(*this));
+  });
   return *lazy_->stats;
 }
 

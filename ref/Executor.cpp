@@ -4,6 +4,7 @@
 #include "ref/EdgeLoops.h"
 #include "ref/EdgeProgram.h"
 #include "ref/Evaluator.h"
+#include "ref/MemoryEstimate.h"
 #include "support/Error.h"
 
 #include <map>
@@ -61,6 +62,8 @@ void addTerm(const dsl::InputDecl &input, const dsl::ExprPtr &term, Evaluator &e
 
 TensorMap forward(const dsl::Layer &layer, const graph::Graph &graph, const TensorMap &inputs) {
   checkBindings(layer.name(), layer.inputs(), {}, graph, inputs);
+  requireHostMemory(forwardMemory(layer, graph), fmt::format("The fp64 reference forward pass of '{}'", layer.name()),
+                    "Use a smaller graph or width for the reference.");
   std::vector<dsl::ExprPtr> roots;
   for (const dsl::LayerOutput &out : layer.outputs())
     roots.push_back(out.value);
@@ -80,6 +83,9 @@ TensorMap forward(const dsl::Layer &layer, const graph::Graph &graph, const Tens
 TensorMap backward(const dsl::Layer &layer, const dsl::BackwardPlan &plan, const graph::Graph &graph,
                    const TensorMap &inputs) {
   checkBindings(layer.name(), layer.inputs(), plan.outputGradients, graph, inputs);
+  requireHostMemory(backwardMemory(layer, plan, graph),
+                    fmt::format("The fp64 reference backward pass of '{}'", layer.name()),
+                    "Use a smaller graph or width for the reference.");
 
   // Every term is checked before any work, then all are prepared at once so
   // shared subexpressions (a saved softmax, an aggregate) are computed once.

@@ -1,5 +1,6 @@
 #include "runtime/Device.h"
 
+#include "runtime/CudaCheck.h"
 #include "support/Error.h"
 
 #include <cuda_runtime_api.h>
@@ -32,6 +33,12 @@ int currentDevice() {
     return -1;
   }
   return device;
+}
+
+DeviceMemoryInfo deviceMemoryInfo() {
+  DeviceMemoryInfo info;
+  GNNJIT_CUDA_CHECK(cudaMemGetInfo(&info.freeBytes, &info.totalBytes));
+  return info;
 }
 
 std::optional<std::string> deviceArch() {

@@ -17,6 +17,13 @@ bool hasCudaDevice();
 /// The current device's ordinal, or -1 when there is no device.
 int currentDevice();
 
+/// Device memory free now and in all (cudaMemGetInfo), for preflights.
+struct DeviceMemoryInfo {
+  size_t freeBytes = 0, totalBytes = 0;
+};
+/// Of the current device; throws CudaError without one.
+DeviceMemoryInfo deviceMemoryInfo();
+
 /// "sm_XY" of the current device, or nothing when there is none (compile-only).
 std::optional<std::string> deviceArch();
 

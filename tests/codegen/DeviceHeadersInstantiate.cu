@@ -2,6 +2,7 @@
 // by nvcc (ctest codegen_nvcc_device_headers) and by NVRTC
 // (test_codegen_nvrtc) from this same file.
 #include "gnnjit/gnnjit_device.cuh"
+#include "gnnjit/tensor_ops.cuh" // whole-tensor kernels; generated modules do not include it
 
 using namespace gnnjit::device;
 

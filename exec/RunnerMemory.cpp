@@ -1,0 +1,102 @@
+#include "exec/RunnerMemory.h"
+
+#include "exec/StepLauncher.h"
+#include "ref/Bindings.h"
+#include "support/CheckedMath.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace gnnjit::exec {
+
+namespace {
+
+uint64_t floats(int64_t rows, int64_t width, std::string_view what) {
+  return checkedProduct({rows, width, static_cast<int64_t>(sizeof(float))}, what);
+}
+
+struct GraphArrays {
+  std::set<Direction> csrs;
+  std::set<std::string> quantities;
+  uint64_t segments = 0; ///< heavy-row segments and heavy rows, bytes
+  int cusparse = 0;      ///< matrices of edge values
+  uint64_t partials = 0; ///< the largest partial-sum scratch, bytes
+};
+
+/// Adds what `program` needs of the graph to `arrays` and its buffers to `m`.
+void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &arrays, MemoryEstimate &m) {
+  const int64_t n = graph.numNodes(), e = graph.numEdges();
+  const uint64_t indexBytes = graph.indexType() == graph::IndexType::Int32 ? 4 : 8;
+  const std::string pass(passName(program.pass));
+  for (size_t k = 0; k < program.aggregateWidths.size(); ++k)
+    m.add(fmt::format("{} aggregate {} (scratch)", pass, k),
+          floats(program.aggregateGlobal[k] ? 1 : n, program.aggregateWidths[k], "an aggregate buffer"));
+  for (const Target &t : program.targets)
+    m.add(fmt::format("{} '{}'", program.pass == Pass::Forward ? "output" : "gradient of", t.name),
+          floats(t.global ? 1 : n, t.width, fmt::format("the buffer of '{}'", t.name)));
+  for (const Step &step : program.steps) {
+    if (step.kind == Step::Kind::Spmm || step.kind == Step::Kind::Cusparse)
+      arrays.csrs.insert(directionOf(step.stage));
+    if (step.kind == Step::Kind::Cusparse)
+      ++arrays.cusparse;
+    if (step.kind == Step::Kind::Spmm && step.tuning.heavyThreshold > 0) {
+      // At most one segment per segmentLength edges of a heavy row, plus one
+      // partial segment per heavy row.
+      const int64_t heavy = e / (step.tuning.heavyThreshold + 1);
+      const int64_t segments = e / step.tuning.segmentLength + heavy;
+      arrays.segments = std::max(arrays.segments, static_cast<uint64_t>(segments + heavy) * (indexBytes + 8));
+      arrays.partials = std::max(arrays.partials, floats(segments, step.width, "the segments' partial sums"));
+    }
+    if (step.kind == Step::Kind::NodeSum)
+      arrays.partials = std::max(arrays.partials, floats(nodeSumPartials(n), step.width, "a node sum's partials"));
+  }
+  for (const codegen::GeneratedModule &module : program.modules)
+    for (const codegen::GeneratedKernel &kernel : module.kernels)
+      for (const codegen::KernelParam &p : kernel.params)
+        if (p.kind == codegen::ParamKind::NodeQuantity)
+          arrays.quantities.insert(p.ref);
+}
+
+} // namespace
+
+MemoryEstimate runnerMemory(const lower::LoweredLayer &lowered, const graph::Graph &graph,
+                            const RunnerOptions &options, bool backward) {
+  const int64_t n = graph.numNodes(), e = graph.numEdges();
+  const uint64_t indexBytes = graph.indexType() == graph::IndexType::Int32 ? 4 : 8;
+  MemoryEstimate m;
+  GraphArrays arrays;
+  for (Pass pass : {Pass::Forward, Pass::Backward}) {
+    if (pass == Pass::Backward && !backward)
+      break;
+    const Program program = planProgram(lowered, pass, graphProgramConfig(graph, options, true));
+    checkLaunchable(program, graph, lowered.layer.name());
+    addProgram(program, graph, arrays, m);
+  }
+  for (Direction d : arrays.csrs) {
+    const char *name = d == Direction::In ? "CSR" : "transposed CSR";
+    m.add(fmt::format("{} on the device", name),
+          checkedSum(checkedProduct({n + 1, static_cast<int64_t>(indexBytes)}, "the CSR"),
+                     checkedProduct({e, static_cast<int64_t>(indexBytes + (graph.hasWeights() ? 4 : 0))}, "the CSR"),
+                     "the CSR"));
+  }
+  for (const std::string &q : arrays.quantities)
+    m.add(fmt::format("node quantity {}", q), floats(n, 1, "a node quantity"));
+  m.add("heavy-row segments", arrays.segments);
+  m.add("partial sums (scratch)", arrays.partials);
+  // cuSPARSE: its matrix values, and a workspace assumed no larger than
+  // another array of values (CSR ALG1-3 on the H200 asked for less).
+  m.add("cuSPARSE matrix values and workspace", floats(e, 2 * arrays.cusparse, "cuSPARSE's arrays"));
+  return m;
+}
+
+MemoryEstimate deviceTensorMemory(const std::vector<dsl::InputPtr> &inputs, const graph::Graph &graph,
+                                  std::string_view role) {
+  MemoryEstimate m;
+  for (const dsl::InputPtr &in : inputs)
+    m.add(fmt::format("{} '{}'", role, in->name),
+          floats(ref::bindingRows(*in, graph), in->shape.size(), fmt::format("the {} '{}'", role, in->name)));
+  return m;
+}
+
+} // namespace gnnjit::exec
