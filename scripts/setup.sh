@@ -12,6 +12,8 @@ packages=(
   libcli11-dev                # command line
   nlohmann-json3-dev          # JSON output and tuning records
   zlib1g-dev                  # .gz inputs
+  clang-14 clang              # scripts/fuzz.sh: clang (Debian 12's is clang-14) ...
+  libclang-rt-14-dev          # ... and its libFuzzer, ASan and UBSan runtimes
 )
 
 missing=()
