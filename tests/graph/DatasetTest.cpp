@@ -1,5 +1,6 @@
 #include "graph/io/Dataset.h"
 #include "graph/io/IdList.h"
+#include "graph/io/LineReader.h"
 
 #include "IoTestSupport.h"
 #include "TestData.h"
@@ -135,4 +136,24 @@ TEST_CASE("Id lists: comments, blanks, CRLF, empty file") {
   CHECK(readIdList(dir.write("empty.txt", "")).empty());
   const auto bad = dir.write("bad.txt", "1\nx\n");
   CHECK_USER_ERROR(readIdList(bad), bad.string() + ":2:", "expected an id", "found 'x'");
+}
+
+// Found by fuzz/FuzzIdList.cpp: a split of a graph that declares 2^40 nodes
+// allocated a 128 GiB bitmap, whatever the split held.
+TEST_CASE("Id sets: memory follows the file, not the node count") {
+  TempDir dir;
+  const auto split = dir.write("train.txt", "1099511627775\n0\n7\n");
+  CHECK(readIdSet(split, kMaxNodeCount) == std::vector<int64_t>{1099511627775, 0, 7});
+  const auto twice = dir.write("twice.txt", "1099511627775\n0\n1099511627775\n");
+  CHECK_USER_ERROR(readIdSet(twice, kMaxNodeCount), twice.string() + ":3:", "each node id once",
+                   "node 1099511627775 was listed before");
+  const auto small = dir.write("small.txt", "2\n0\n2\n");
+  CHECK_USER_ERROR(readIdSet(small, 3), small.string() + ":3:", "node 2 was listed before");
+
+  TempDir folder; // corpus: dataset/regress_split_of_huge_graph
+  folder.write("graph.mtx", "%%MatrixMarket matrix coordinate pattern general\n1099511627776 1099511627776 0\n");
+  folder.write("train.txt", "5\n");
+  const Dataset d = loadDatasetFolder(folder.path());
+  CHECK(d.edges.numNodes == kMaxNodeCount);
+  CHECK(d.train == std::vector<int64_t>{5});
 }
