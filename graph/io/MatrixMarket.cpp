@@ -14,6 +14,13 @@ namespace {
 
 /// Dense matrices past this (64 GiB of floats) come from a wrong size line.
 constexpr int64_t kMaxDenseValues = int64_t{1} << 34;
+/// A coordinate file read as dense lists only its nonzeros, so its size line
+/// alone would set the allocation ("10 100000000 0", 30 bytes, asked for
+/// 4 GB). Up to kFreeDenseValues values (64 MiB) may all be zeros; beyond,
+/// the file must list an entry per kMaxValuesPerEntry values. Sparse feature
+/// files in use (bag-of-words: Cora, CiteSeer, Coauthor) list one per 80-300.
+constexpr uint64_t kFreeDenseValues = uint64_t{1} << 24;
+constexpr uint64_t kMaxValuesPerEntry = 1024;
 constexpr int64_t kLowest = std::numeric_limits<int64_t>::min();
 constexpr int64_t kHighest = std::numeric_limits<int64_t>::max();
 constexpr std::string_view kBanner =
@@ -139,6 +146,12 @@ Header readHeader(LineReader &reader, Purpose purpose) {
       reader.fail(fmt::format("an entry count of at most {} for a {}{}x{} matrix", stored,
                               header.symmetric ? "symmetric " : "", header.rows, header.cols),
                   size[2]);
+    if (purpose == Purpose::Dense && values > kFreeDenseValues &&
+        values / kMaxValuesPerEntry > static_cast<uint64_t>(header.entries))
+      reader.fail(fmt::format("a coordinate matrix that lists at least one entry per {} values when read as dense "
+                              "({}x{} is {} values, but only {} entries are declared; is the size line wrong?)",
+                              kMaxValuesPerEntry, header.rows, header.cols, values, header.entries),
+                  line);
     const uint64_t minBytes = header.field == Field::Pattern ? 4 : 6; // "1 1\n", "1 1 1\n"
     header.reserve = reader.checkDeclaredCount(static_cast<uint64_t>(header.entries), minBytes, "entries", line);
   } else {
@@ -250,7 +263,7 @@ DenseMatrix readMatrixMarketDense(const std::filesystem::path &file) {
   DenseMatrix matrix;
   matrix.rows = header.rows;
   matrix.cols = header.cols;
-  matrix.values.assign(static_cast<size_t>(header.rows * header.cols), 0.0f);
+  auto allocate = [&] { matrix.values.assign(static_cast<size_t>(header.rows * header.cols), 0.0f); };
   auto set = [&](int64_t row, int64_t col, float value) {
     matrix.values[static_cast<size_t>(row * header.cols + col)] = value;
     if (header.symmetric)
@@ -259,6 +272,15 @@ DenseMatrix readMatrixMarketDense(const std::filesystem::path &file) {
 
   int64_t done = 0;
   if (header.coordinate) {
+    // The entries first: the matrix is allocated once the file has shown
+    // that it holds the entries that justify its size (a gzip file may
+    // declare a million and end after the size line).
+    struct Entry {
+      int64_t row, col;
+      float value;
+    };
+    std::vector<Entry> entries;
+    entries.reserve(header.reserve);
     const size_t width = header.field == Field::Pattern ? 2 : 3;
     const std::string_view form = entryForm(header);
     std::array<std::string_view, 3> fields;
@@ -266,10 +288,16 @@ DenseMatrix readMatrixMarketDense(const std::filesystem::path &file) {
       const int64_t row = reader.parseInt(fields[0], "a row index", 1, header.rows) - 1;
       const int64_t col = reader.parseInt(fields[1], "a column index", 1, header.cols) - 1;
       checkTriangle(reader, header, row, col, fields[0], fields[1]);
-      set(row, col, width == 3 ? readValue(reader, header, fields[2]) : 1.0f);
+      entries.push_back({row, col, width == 3 ? readValue(reader, header, fields[2]) : 1.0f});
       ++done;
     }
+    if (done < header.entries)
+      failShort(reader, header, done);
+    allocate();
+    for (const Entry &e : entries) // in file order: a repeated cell keeps its last value
+      set(e.row, e.col, e.value);
   } else {
+    allocate();
     // Column-major; a symmetric array lists the lower triangle column by column.
     std::array<std::string_view, 1> fields;
     int64_t row = 0, col = 0;
@@ -281,9 +309,9 @@ DenseMatrix readMatrixMarketDense(const std::filesystem::path &file) {
       }
       ++done;
     }
+    if (done < header.entries)
+      failShort(reader, header, done);
   }
-  if (done < header.entries)
-    failShort(reader, header, done);
   return matrix;
 }
 

@@ -314,3 +314,28 @@ TEST_CASE("Malformed: a symmetric Matrix Market file with an entry above the dia
   const auto dense = dir.write("d.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 5\n");
   CHECK_USER_ERROR(readMatrixMarketDense(dense), dense.string() + ":3:", "on or below the diagonal", "found '1 2'");
 }
+
+// Found by fuzz/FuzzMatrixMarket.cpp: a 30-byte coordinate file asked the
+// dense reader for 4 GB of zeros (corpus: matrix_market/regress_dense_size).
+TEST_CASE("Malformed: a coordinate matrix read as dense must list entries for its size") {
+  TempDir dir;
+  const auto fuzzed = dir.write("f.mtx", "%%MatrixMarket matrix coordinate pattern general\n10 100000000 0000000\n1 1\n");
+  CHECK_USER_ERROR(readMatrixMarketDense(fuzzed), fuzzed.string() + ":2:",
+                   "expected a coordinate matrix that lists at least one entry per 1024 values",
+                   "10x100000000 is 1000000000 values, but only 0 entries are declared",
+                   "found '10 100000000 0000000'");
+  // Just past the 2^24 values that may all be zeros, one entry is too few.
+  const auto sparse = dir.write("s.mtx", "%%MatrixMarket matrix coordinate real general\n2048 8193 1\n1 1 1\n");
+  CHECK_USER_ERROR(readMatrixMarketDense(sparse), sparse.string() + ":2:", "at least one entry per 1024 values");
+  // The graph reader allocates per entry, not per cell: a huge sparse size
+  // line is fine there.
+  CHECK(readMatrixMarketGraph(dir.write("g.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
+                                                 "100000000 100000000 1\n1 1\n"))
+            .numNodes == 100000000);
+  // The entries are read before the matrix is allocated: a gzip file that
+  // declares more than it holds is reported as truncated first.
+  const auto cut = test::writeGz(dir.path() / "cut.mtx.gz",
+                                 "%%MatrixMarket matrix coordinate real general\n1000 1000 5000\n1 1 1\n");
+  CHECK_USER_ERROR(readMatrixMarketDense(cut), cut.string() + ":4:", "expected entry 2 of the 5000",
+                   "is it truncated?");
+}
