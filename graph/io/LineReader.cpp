@@ -23,6 +23,7 @@ constexpr size_t kMessageBytes = 60;
 /// zlib's own read-ahead; larger than its 8 KiB default so plain files are
 /// read in few system calls.
 constexpr unsigned kZlibBuffer = 256 * 1024;
+constexpr unsigned kMinZlibBuffer = 8 * 1024; // zlib's default
 /// Deflate expands its input at most about 1032 times.
 constexpr uint64_t kMaxDeflateRatio = 1032;
 
@@ -108,8 +109,15 @@ LineReader::LineReader(const std::filesystem::path &file, size_t chunkBytes)
     ::close(fd);
     throwUserError("cannot open {}: out of memory", name_);
   }
-  gzbuffer(gz_, kZlibBuffer);
-  capacity_ = std::max<size_t>(chunkBytes, 16);
+  // A small plain file gets small buffers: a dataset folder holds several
+  // files of a few bytes, and each cost 1.8 MiB of buffers (ours and zlib's).
+  // A gzip file keeps the large ones, so that zlib finds corrupt data or a
+  // bad checksum before the parser sees the garbage it expands to.
+  unsigned char magic[2] = {};
+  const bool gzip = ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  const uint64_t sizeHint = sizeKnown_ && !gzip ? fileBytes_ + 1 : std::numeric_limits<uint64_t>::max();
+  gzbuffer(gz_, static_cast<unsigned>(std::clamp<uint64_t>(sizeHint, kMinZlibBuffer, kZlibBuffer)));
+  capacity_ = static_cast<size_t>(std::clamp<uint64_t>(sizeHint, 16, std::max<size_t>(chunkBytes, 16)));
   buffer_ = std::make_unique_for_overwrite<char[]>(capacity_);
   pos_ = end_ = buffer_.get();
   progress_.emplace("reading " + file.filename().string(), fileBytes_);
