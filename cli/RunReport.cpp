@@ -120,8 +120,8 @@ void printRunText(const RunResult &r) {
     fmt::print("{}", indentLines("forward  ", g.forwardPlan));
     if (r.backward)
       fmt::print("{}", indentLines("backward ", g.backwardPlan));
-    fmt::print("memory   peak {:.1f} MiB of device memory (graph arrays {:.1f} MiB, inputs {:.1f} MiB; estimated "
-               "{:.1f} MiB beyond the graph as built on the host)\n",
+    fmt::print("memory   peak {:.1f} MiB of device memory (graph arrays {:.1f} MiB, inputs {:.1f} MiB; the preflight "
+               "estimated {:.1f} MiB)\n",
                g.peakBytes / 1048576.0, g.graphBytes / 1048576.0, g.inputBytes / 1048576.0,
                r.estimate.device.total() / 1048576.0);
   } else if (r.compiled && r.compiled->refused.empty()) {

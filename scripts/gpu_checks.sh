@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# On a machine with a GPU, with binaries built elsewhere: runs every GPU test
+# program, compute-sanitizer over the new device paths, `run --check` on the
+# shared datasets, and the memory acceptance runs (preflight refusals, peak
+# host RSS and device peak at scale). Logs go to OUT_DIR; a summary table is
+# printed last.
+#   scripts/gpu_checks.sh BIN_DIR DATASETS_DIR OUT_DIR [quick|scale|all]
+# BIN_DIR holds gnnjit and the test_*gpu programs (and gnnjit-before, an older
+# build to compare with, if present).
+set -uo pipefail
+bin=$(realpath "$1") data=$(realpath "$2") out=$3 what=${4:-all}
+mkdir -p "$out"
+export GNNJIT_SHARED_DATASETS=$data GNNJIT_DATA=$data GNNJIT_NO_PROGRESS=1 GNNJIT_CACHE_DIR=${GNNJIT_CACHE_DIR:-/tmp/gnnjit-cache}
+summary=()
+note() { summary+=("$*"); echo "== $*"; }
+
+# Runs NAME CMD...: logs to OUT_DIR/NAME.log, notes the exit code and seconds.
+step() {
+  local name=$1; shift
+  local t0=$(date +%s%N)
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  local ms=$((($(date +%s%N) - t0) / 1000000))
+  note "$(printf '%-34s rc=%-3s %4d.%03d s' "$name" "$rc" $((ms / 1000)) $((ms % 1000)))"
+  return $rc
+}
+
+# Peak RSS (GiB) from a /usr/bin/time -v log.
+rss() { awk '/Maximum resident/ {printf "%.2f GiB", $6 / 1048576}' "$1"; }
+
+nvidia-smi -L >"$out/machine.txt" 2>&1; grep -E 'MemTotal|MemAvailable' /proc/meminfo >>"$out/machine.txt"
+ldd "$bin/gnnjit" | grep -i 'not found' >>"$out/machine.txt"
+
+if [[ $what == quick || $what == all ]]; then
+  for t in "$bin"/test_*gpu "$bin"/test_runtime_launch; do
+    [[ -x $t ]] && step "$(basename "$t")" "$t"
+  done
+  step sanitizer_tensor_ops compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_exec_tensor_ops_gpu" \
+    -tc='*bit for bit*,*checksums*'
+  step sanitizer_gin_check compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$bin/gnnjit" run --layer gin --graph cora --backward --check
+  step sanitizer_inputs_dump bash -c "'$bin/gnnjit' run --layer gcn --graph citeseer --backward --dump $out/d1 >/dev/null &&
+    compute-sanitizer --tool memcheck --error-exitcode 9 '$bin/gnnjit' run --layer gcn --graph citeseer --backward \
+      --inputs $out/d1 --dump $out/d2 --check"
+  for ds in cora citeseer pubmed email-Eu-core squirrel tolokers; do
+    for layer in "gcn" "gin" "graphconv --aggr mean" "sage"; do
+      step "check_${ds}_${layer%% *}" "$bin/gnnjit" run --layer $layer --graph "$ds" --backward --check --dim 64
+    done
+  done
+  # The same seed gives the same inputs on both backends.
+  "$bin/gnnjit" run --graph cora --backend cpu --json >"$out/cpu.json" 2>&1
+  "$bin/gnnjit" run --graph cora --backend cuda --json >"$out/cuda.json" 2>&1
+  note "inputs agree cpu/cuda: $(python3 -c "
+import json; a=json.load(open('$out/cpu.json')); b=json.load(open('$out/cuda.json'))
+print(abs(a['outputs'][0]['sum']-b['outputs'][0]['sum']) <= 1e-4*abs(a['outputs'][0]['sum']), a['outputs'][0]['sum'], b['outputs'][0]['sum'])")"
+fi
+
+if [[ $what == scale || $what == all ]]; then
+  for backend in cuda cpu; do
+    step "refuse_rmat20_dim2M_$backend" /usr/bin/time -v "$bin/gnnjit" run --graph rmat:scale=20,ef=16 --dim 2000000 \
+      --backend $backend
+    grep -E 'gnnjit: error|Elapsed|Maximum resident' "$out/refuse_rmat20_dim2M_$backend.log" | sed 's/^/    /'
+  done
+  step grid2100_gcn490 /usr/bin/time -v "$bin/gnnjit" run --graph grid:side=2100 --layer gcn --dim 490 --backend cuda \
+    --backward --json
+  note "    host peak RSS $(rss "$out/grid2100_gcn490.log"); $(python3 -c "
+import json,re; t=open('$out/grid2100_gcn490.log').read(); j=json.loads(t[t.index('{'):t.rindex('}')+1])
+m=j['device_memory_bytes']; e=j['memory_estimate_bytes']
+print('device peak', m['peak'], 'graph', m['graph'], 'inputs', m['inputs'], 'estimate', e['device'], 'fwd', j['timing_ms']['forward'], 'bwd', j['timing_ms']['backward'])")"
+  step grid2100_gcn490_check timeout 200 /usr/bin/time -v "$bin/gnnjit" run --graph grid:side=2100 --layer gcn --dim 490 \
+    --backend cuda --backward --check
+  grep -E 'gnnjit: error|check |Maximum resident|Elapsed' "$out/grid2100_gcn490_check.log" | sed 's/^/    /'
+  if [[ -x $bin/gnnjit-before ]]; then
+    step grid2100_gcn490_before timeout 280 /usr/bin/time -v "$bin/gnnjit-before" run --graph grid:side=2100 --layer gcn \
+      --dim 490 --backend cuda --backward --json
+    note "    before: host peak RSS $(rss "$out/grid2100_gcn490_before.log"); $(grep -o '"peak": [0-9]*' "$out/grid2100_gcn490_before.log")"
+  fi
+fi
+
+echo
+echo "---- summary ----"
+printf '%s\n' "${summary[@]}"
