@@ -24,6 +24,9 @@ constexpr size_t kMessageBytes = 60;
 /// read in few system calls.
 constexpr unsigned kZlibBuffer = 256 * 1024;
 constexpr unsigned kMinZlibBuffer = 8 * 1024; // zlib's default
+/// The smallest chunk, however small the file says it is (files in /proc and
+/// on some network file systems say 0 bytes).
+constexpr size_t kMinChunkBytes = 64 * 1024;
 /// Deflate expands its input at most about 1032 times.
 constexpr uint64_t kMaxDeflateRatio = 1032;
 
@@ -117,7 +120,7 @@ LineReader::LineReader(const std::filesystem::path &file, size_t chunkBytes)
   const bool gzip = ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   const uint64_t sizeHint = sizeKnown_ && !gzip ? fileBytes_ + 1 : std::numeric_limits<uint64_t>::max();
   gzbuffer(gz_, static_cast<unsigned>(std::clamp<uint64_t>(sizeHint, kMinZlibBuffer, kZlibBuffer)));
-  capacity_ = static_cast<size_t>(std::clamp<uint64_t>(sizeHint, 16, std::max<size_t>(chunkBytes, 16)));
+  capacity_ = std::max<size_t>(16, std::min<uint64_t>(chunkBytes, std::max<uint64_t>(sizeHint, kMinChunkBytes)));
   buffer_ = std::make_unique_for_overwrite<char[]>(capacity_);
   pos_ = end_ = buffer_.get();
   progress_.emplace("reading " + file.filename().string(), fileBytes_);
