@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
       exec::DeviceGraph dg(g);
       for (exec::Variant variant : {exec::Variant::Generated, exec::Variant::Cusparse}) {
         exec::RunnerOptions ro;
-        ro.variant = variant;
+        ro.rule.variant = variant;
         runtime::KernelCache cold(runtime::KernelCacheConfig{cacheDir, codegen::kGeneratorVersion});
         ro.cache = &cold;
         exec::LayerRunner runner(lowered, dg, ro);
@@ -210,9 +210,9 @@ int main(int argc, char **argv) {
           std::printf("    group %2d:", group);
           for (int64_t heavy : {32, 128, 512}) {
             exec::RunnerOptions ro;
-            ro.variant = exec::Variant::Generated;
-            ro.spmmGroup = group;
-            ro.spmmHeavyThreshold = heavy;
+            ro.rule.variant = exec::Variant::Generated;
+            ro.rule.group = group;
+            ro.rule.heavyThreshold = heavy;
             exec::LayerRunner runner(lowered, dg, ro);
             runner.prepare(true);
             const double f = medianMs([&] { runner.forward(fin); }, o.warmup, o.reps);

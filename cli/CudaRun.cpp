@@ -24,7 +24,7 @@ CudaRun::CudaRun(const lower::LoweredLayer &lowered, const graph::Graph &graph, 
     : lowered_(lowered), options_(options), graph_(graph) {
   runtime::resetDeviceMemoryPeak();
   exec::RunnerOptions runnerOptions;
-  runnerOptions.variant = options.variant;
+  runnerOptions.rule.variant = options.variant;
   runner_ = std::make_unique<exec::LayerRunner>(lowered, graph_, runnerOptions);
 }
 
@@ -71,7 +71,7 @@ CompileOnlyResult compileOnly(const lower::LoweredLayer &lowered, const graph::G
                               exec::Variant variant) {
   CompileOnlyResult r;
   exec::RunnerOptions options;
-  options.variant = variant;
+  options.rule.variant = variant;
   const auto start = Clock::now();
   try {
     exec::CompileReport report;

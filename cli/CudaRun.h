@@ -9,7 +9,7 @@
 #include "exec/LayerRunner.h"
 #include "exec/Program.h"
 #include "graph/Graph.h"
-#include "lower/KernelPlan.h"
+#include "lower/Stages.h"
 
 #include <memory>
 #include <optional>

@@ -7,6 +7,7 @@
 #include "exec/KernelSource.h"
 #include "exec/Program.h"
 #include "exec/Tuning.h"
+#include "lower/KernelPlan.h"
 #include "layers/Library.h"
 #include "lower/Pipeline.h"
 #include "runtime/Compile.h"
@@ -48,34 +49,9 @@ struct ExportArgs {
   bool noBackward = false;
 };
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-std::string_view stepKindName(exec::Step::Kind kind) {
-  switch (kind) {
-  case exec::Step::Kind::Spmm:
-    return "spmm";
-  case exec::Step::Kind::Cusparse:
-    return "cusparse";
-  case exec::Step::Kind::NodeSum:
-    return "node_sum";
-  case exec::Step::Kind::NodeOutputs:
-    return "node_outputs";
-  case exec::Step::Kind::GlobalOutputs:
-    return "global_outputs";
-  case exec::Step::Kind::Zero:
-    return "zero";
-  }
-  return "?";
-}
-
-bool hasStage(const exec::Step &step) {
-  return step.kind == exec::Step::Kind::Spmm || step.kind == exec::Step::Kind::Cusparse ||
-         step.kind == exec::Step::Kind::NodeSum;
-}
-
 ordered_json orNull(const std::string &s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); }
 
-ordered_json tuningJson(const codegen::SpmmTuning &t) {
+ordered_json tuningJson(const lower::SpmmConfig &t) {
   return {{"group", t.group},
           {"vec", t.vec},
           {"chunks", t.chunks},
@@ -88,86 +64,72 @@ ordered_json tuningJson(const codegen::SpmmTuning &t) {
           {"segment_tile_width", t.segmentTileWidth()}};
 }
 
-ordered_json aggregateJson(const exec::Step &step) {
-  if (!hasStage(step))
-    return nullptr;
-  const auto *agg = llvm::cast<dsl::Aggregate>(step.stage.aggregate.get());
-  const std::string shape = dsl::shapeText(step.stage.aggregate->shape());
+ordered_json aggregateJson(const lower::AggregationStage &stage, int buffer) {
+  const auto *agg = llvm::cast<dsl::Aggregate>(stage.aggregate.get());
+  const std::string shape = dsl::shapeText(stage.aggregate->shape());
   return {
       {"text", fmt::format("aggregate[{}, {}] {}", dsl::reduceName(agg->reduce()), dsl::overName(agg->over()), shape)},
       {"reduce", dsl::reduceName(agg->reduce())},
       {"over", dsl::overName(agg->over())},
       {"shape", shape},
-      {"family", lower::familyName(step.stage.family)},
-      {"buffer", step.aggregate >= 0 ? ordered_json(step.aggregate) : ordered_json(nullptr)}};
+      {"family", lower::familyName(stage.family)},
+      {"buffer", buffer >= 0 ? ordered_json(buffer) : ordered_json(nullptr)}};
 }
 
-/// The grid LayerRunner launches kernel `k` of the module of `step` with
-/// (exec/StepLauncher.cpp), as a rule over the graph's sizes with this plan's
-/// constants filled in.
-std::string gridRule(const exec::Step &step, const codegen::GeneratedModule &module, size_t k) {
-  const codegen::GeneratedKernel &kernel = module.kernels[k];
-  switch (step.kind) {
-  case exec::Step::Kind::Spmm: {
-    const codegen::SpmmTuning &t = step.tuning;
-    if (k == 0)
-      return fmt::format("x: ceil(num_rows * group / block), y: ceil(F / tile_width) = {} (group={}, block={}, F={}, "
-                         "tile_width={})",
-                         ceilDiv(step.width, t.tileWidth()), t.group, t.blockThreads, step.width, t.tileWidth());
-    const std::string y =
-        fmt::format("y: ceil(F / segment_tile_width) = {}", ceilDiv(step.width, t.segmentTileWidth()));
-    const std::string constants =
-        fmt::format("segment_group={}, block={}, F={}, segment_tile_width={}; only when some row has more than "
-                    "heavy_threshold={} edges",
-                    t.segmentGroup, t.blockThreads, step.width, t.segmentTileWidth(), t.heavyThreshold);
-    if (k == 1)
-      return fmt::format("x: ceil(num_segments * segment_group / block), {} ({})", y, constants);
-    return fmt::format("x: ceil(num_heavy_rows * segment_group / block), {} ({})", y, constants);
+/// One step of plan.json; `module` is the step's module name, or empty.
+struct StepJson {
+  const std::string &module;
+  ordered_json base(const char *kind, ordered_json aggregate, const std::string &target, ordered_json variant,
+                    ordered_json tuning, int64_t width, const std::string &gathered = {}) const {
+    return {{"kind", kind},       {"aggregate", std::move(aggregate)}, {"target", orNull(target)},
+            {"variant", variant}, {"tuning", std::move(tuning)},       {"module", orNull(module)},
+            {"width", width},     {"gathered", orNull(gathered)}};
   }
-  case exec::Step::Kind::Cusparse:
-    return "x: ceil(num_rows * 32 / 256) (one warp per row; the values are built once per graph, then cuSPARSE "
-           "multiplies)";
-  case exec::Step::Kind::NodeSum:
-    if (k == 0)
-      return fmt::format("x: num_partials = min(1024, max(1, ceil(num_rows / 256))) (block={})", kernel.blockThreads);
-    return fmt::format("x: ceil(F / 32) = {} (F={}, block={})", ceilDiv(step.width, 32), step.width,
-                       kernel.blockThreads);
-  case exec::Step::Kind::NodeOutputs:
-    return fmt::format("x: ceil(num_rows * width / block) (width={}, block={})", step.width, kernel.blockThreads);
-  case exec::Step::Kind::GlobalOutputs:
-    return fmt::format("x: ceil(num_rows * width / block) = {} (num_rows=1, width={}, block={})",
-                       ceilDiv(step.width, kernel.blockThreads), step.width, kernel.blockThreads);
-  case exec::Step::Kind::Zero:
-    break;
+  ordered_json operator()(const lower::SpmmStep &s) const {
+    return base(s.cusparse() ? "cusparse" : "spmm", aggregateJson(s.stage, s.aggregate), s.target,
+                s.cusparse() ? "cusparse" : "generated", s.cusparse() ? ordered_json(nullptr) : tuningJson(s.config),
+                s.stage.aggregate->shape().size(), s.gathered);
   }
-  throwInternalError("no launch rule for a {} step", stepKindName(step.kind));
-}
+  ordered_json operator()(const lower::NodeSumStep &s) const {
+    return base("node_sum", aggregateJson(s.stage, s.aggregate), "", "generated", nullptr,
+                s.stage.aggregate->shape().size());
+  }
+  ordered_json operator()(const lower::NodeOutputsStep &s) const {
+    return base(s.global ? "global_outputs" : "node_outputs", nullptr, "", "generated", nullptr, s.width);
+  }
+  ordered_json operator()(const lower::ZeroStep &s) const {
+    return base("zero", nullptr, s.target, nullptr, nullptr, 0);
+  }
+};
 
 ordered_json passJson(const exec::Program &program) {
+  const lower::PassPlan &plan = program.plan;
   ordered_json steps = ordered_json::array();
-  for (const exec::Step &step : program.steps) {
-    const bool generated = step.kind == exec::Step::Kind::Spmm;
-    steps.push_back({{"kind", stepKindName(step.kind)},
-                     {"aggregate", aggregateJson(step)},
-                     {"target", orNull(step.target)},
-                     {"variant", step.kind == exec::Step::Kind::Cusparse ? ordered_json("cusparse")
-                                 : step.kind == exec::Step::Kind::Zero   ? ordered_json(nullptr)
-                                                                         : ordered_json("generated")},
-                     {"tuning", generated ? tuningJson(step.tuning) : ordered_json(nullptr)},
-                     {"module", step.module >= 0 ? ordered_json(program.modules[static_cast<size_t>(step.module)].name)
-                                                 : ordered_json(nullptr)},
-                     {"width", step.width},
-                     {"gathered", orNull(step.gathered)}});
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const codegen::GeneratedModule *module = program.moduleOf(k);
+    const std::string name = module ? module->name : std::string();
+    steps.push_back(std::visit(StepJson{name}, plan.steps[k]));
   }
   ordered_json targets = ordered_json::array();
-  for (const exec::Target &t : program.targets)
+  for (const lower::Target &t : plan.targets)
     targets.push_back({{"name", t.name}, {"width", t.width}, {"global", t.global}, {"zero", !t.value}});
   ordered_json aggregates = ordered_json::array();
-  for (size_t k = 0; k < program.aggregateWidths.size(); ++k)
-    aggregates.push_back({{"index", k},
-                          {"width", program.aggregateWidths[k]},
-                          {"global", static_cast<bool>(program.aggregateGlobal[k])}});
+  for (size_t k = 0; k < plan.scratch.size(); ++k)
+    aggregates.push_back({{"index", k}, {"width", plan.scratch[k].width}, {"global", plan.scratch[k].global}});
   return {{"steps", steps}, {"targets", targets}, {"aggregates", aggregates}, {"describe", program.describe()}};
+}
+
+/// The launch rules of a step's kernels.
+const std::vector<lower::KernelEntry> &entriesOf(const lower::Step &step) {
+  static const std::vector<lower::KernelEntry> none;
+  return std::visit(
+      [](const auto &s) -> const std::vector<lower::KernelEntry> & {
+        if constexpr (requires { s.kernels; })
+          return s.kernels;
+        else
+          return none;
+      },
+      step);
 }
 
 /// Writes `text` to `path`, creating its folder; a UserError naming the path
@@ -212,38 +174,36 @@ void run(const ExportArgs &args) {
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
   const std::string arch = runtime::targetArch(args.arch);
   const exec::Variant variant = exec::parseVariant(args.variant);
-  const codegen::IndexWidth index = args.index == "int64" ? codegen::IndexWidth::I64 : codegen::IndexWidth::I32;
 
   // Plan every pass first: a refusal leaves nothing behind.
   // There is no graph to measure: the tuning rule sees rows of
   // --median-degree edges (mean and median) up to --max-degree.
-  graph::DegreeSummary degrees;
   const int64_t median = std::min(args.medianDegree, args.maxDegree);
-  degrees.min = degrees.p50 = degrees.p90 = degrees.p99 = degrees.p999 = median;
-  degrees.max = args.maxDegree;
-  degrees.mean = static_cast<double>(median);
   exec::GraphFacts facts;
-  facts.index = index;
+  facts.index = args.index == "int64" ? lower::IndexWidth::I64 : lower::IndexWidth::I32;
   facts.weighted = args.layerArgs.weighted;
-  facts.in = facts.out = &degrees;
+  facts.in = facts.out = exec::DegreeFacts{static_cast<double>(median), 0.0, median, args.maxDegree};
   facts.local = args.local;
-  const exec::ProgramConfig config = exec::ruleConfig(facts, {variant, !args.unaligned});
+  const exec::RuleOptions rule{variant, !args.unaligned};
   std::vector<PlannedPass> passes;
-  passes.push_back({"forward", exec::planProgram(lowered, exec::Pass::Forward, config)});
-  if (!args.noBackward)
-    passes.push_back({"backward", exec::planProgram(lowered, exec::Pass::Backward, config)});
+  for (exec::Pass pass : {exec::Pass::Forward, exec::Pass::Backward}) {
+    if (pass == exec::Pass::Backward && args.noBackward)
+      break;
+    passes.push_back({pass == exec::Pass::Forward ? "forward" : "backward",
+                      exec::planProgram(lowered, pass, exec::ruleConfig(lowered, pass, facts, rule))});
+  }
 
   // Which step launches each module (one step per module).
   struct ModuleUse {
     const exec::Program *program;
-    const exec::Step *step;
+    const lower::Step *step;
     const codegen::GeneratedModule *module;
   };
   std::vector<ModuleUse> uses;
   for (const PlannedPass &p : passes)
-    for (const exec::Step &step : p.program.steps)
-      if (step.module >= 0)
-        uses.push_back({&p.program, &step, &p.program.modules[static_cast<size_t>(step.module)]});
+    for (size_t k = 0; k < p.program.plan.steps.size(); ++k)
+      if (const codegen::GeneratedModule *module = p.program.moduleOf(k))
+        uses.push_back({&p.program, &p.program.plan.steps[k], module});
 
   // PTX, before anything is written.
   runtime::CompileOptions compileOptions;
@@ -276,14 +236,14 @@ void run(const ExportArgs &args) {
       for (const codegen::KernelParam &p : kernel.params)
         params.push_back(
             {{"name", p.name}, {"kind", codegen::paramKindName(p.kind)}, {"ref", p.ref}, {"ctype", p.ctype}});
-      const std::string grid = gridRule(*uses[m].step, module, k);
+      const std::string grid = entriesOf(*uses[m].step).at(k).launch.describe();
       kernels.push_back(
           {{"entry", kernel.entry}, {"block_threads", kernel.blockThreads}, {"params", params}, {"grid", grid}});
-      kernelLines.push_back(fmt::format("  {:<3} {:<40} block {:<4} grid {}", exec::passName(uses[m].program->pass),
+      kernelLines.push_back(fmt::format("  {:<3} {:<40} block {:<4} grid {}", exec::passName(uses[m].program->plan.pass),
                                         kernel.entry, kernel.blockThreads, grid));
     }
     modules.push_back({{"name", module.name},
-                       {"pass", exec::passName(uses[m].program->pass)},
+                       {"pass", exec::passName(uses[m].program->plan.pass)},
                        {"file", cu},
                        {"ptx", ptxFile},
                        {"sha256", codegen::sha256Hex(module.source)},

@@ -5,7 +5,7 @@
 // the total and what the machine has.
 #pragma once
 
-#include "exec/Program.h"
+#include "exec/Tuning.h"
 #include "graph/Graph.h"
 #include "lower/Pipeline.h"
 #include "support/MemoryEstimate.h"

@@ -1,5 +1,6 @@
 #include "codegen/NodeKernel.h"
 
+#include "codegen/Emit.h"
 #include "codegen/KernelContext.h"
 #include "codegen/Provenance.h"
 #include "support/Error.h"
@@ -15,6 +16,24 @@ using llvm::cast;
 using llvm::isa;
 
 namespace {
+
+/// What a node-kernel module is generated from.
+struct NodeKernelSpec {
+  std::string layer, label;
+  const lower::NodeOutputsStep &step;
+  /// Aggregates the outputs read, by scratch buffer.
+  const std::map<const dsl::ExprNode *, int> &aggregateBuffers;
+  bool global = false; ///< one row: outputs are Global values
+  int blockThreads = 256;
+};
+
+struct NodeSumSpec {
+  std::string layer, label;
+  dsl::ExprPtr aggregate; ///< aggregate[sum, all_nodes] of a per-node message
+  int aggregateIndex = 0; ///< where the [1, size] result goes
+  const std::map<const dsl::ExprNode *, int> &aggregateBuffers;
+  int blockThreads = 256;
+};
 
 std::string kernelSignature(const std::string &entry, int blockThreads, const ParamList &params) {
   return fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({})", blockThreads, entry,
@@ -33,16 +52,16 @@ std::string finish(const std::string &layer, const std::string &entry, int block
 
 } // namespace
 
-GeneratedModule generateNodeKernel(const NodeKernelSpec &spec) {
-  if (spec.outputs.empty())
+GeneratedModule generateNodeKernel(const lower::PassPlan &plan, const lower::NodeOutputsStep &step) {
+  if (step.outputs.empty())
     throwInternalError("a node kernel with no outputs");
-  int64_t widest = 0;
-  for (const NodeOutput &o : spec.outputs)
-    widest = std::max(widest, o.value->shape().size());
+  const NodeKernelSpec spec{plan.layer, step.label, step, plan.scratchOf, step.global,
+                            step.kernels.at(0).launch.block};
+  const int64_t widest = step.width;
   GeneratedModule module;
   module.name = fmt::format("{}_{}", spec.layer, spec.label);
   GeneratedKernel kernel;
-  kernel.entry = fmt::format("gnnjit_{}_{}", spec.layer, spec.label);
+  kernel.entry = step.kernels.at(0).entry;
   kernel.blockThreads = spec.blockThreads;
 
   ParamList params;
@@ -57,7 +76,7 @@ GeneratedModule generateNodeKernel(const NodeKernelSpec &spec) {
   body.line("const long long row = t / {};", widest);
   body.line("const int f = (int)(t % {});", widest);
   body.line("if (row >= {}) return;", rows);
-  for (const NodeOutput &o : spec.outputs) {
+  for (const lower::NodeOutputsStep::Output &o : spec.step.outputs) {
     const Shape s = o.value->shape();
     auto inside = body.scope("if (f < {})", s.size());
     body.line("const int h = f / {0}, d = f % {0};", s.dim);
@@ -78,16 +97,21 @@ GeneratedModule generateNodeKernel(const NodeKernelSpec &spec) {
   }
   module.source = finish(spec.layer, kernel.entry, spec.blockThreads, std::move(w));
   module.kernels.push_back(std::move(kernel));
+  checkEntries(module, step.kernels);
   return module;
 }
 
-GeneratedModule generateNodeSumKernel(const NodeSumSpec &spec) {
+GeneratedModule generateNodeSumKernel(const lower::PassPlan &plan, const lower::NodeSumStep &step) {
+  const NodeSumSpec spec{plan.layer, step.label, step.stage.aggregate, step.aggregate, plan.scratchOf,
+                         step.kernels.at(0).launch.block};
   const auto *agg = cast<Aggregate>(spec.aggregate.get());
   if (agg->over() != Over::AllNodes || agg->reduce() != Reduce::Sum)
     throwInternalError("node sum kernel for aggregate[{}, {}]", reduceName(agg->reduce()), overName(agg->over()));
   const ExprPtr &message = agg->message();
   const Shape s = spec.aggregate->shape();
   const std::string base = fmt::format("gnnjit_{}_{}", spec.layer, spec.label);
+  if (step.kernels.size() != 2 || step.kernels[0].entry != base + "_partial")
+    throwInternalError("node sum {}: the plan's entries are not this generator's", spec.label);
   GeneratedModule module;
   module.name = fmt::format("{}_{}", spec.layer, spec.label);
   SourceWriter w;
@@ -150,6 +174,7 @@ GeneratedModule generateNodeSumKernel(const NodeSumSpec &spec) {
     module.kernels.push_back(std::move(kernel));
   }
   module.source = finish(spec.layer, base, spec.blockThreads, std::move(w));
+  checkEntries(module, step.kernels);
   return module;
 }
 

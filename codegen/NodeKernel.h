@@ -9,41 +9,16 @@
 #pragma once
 
 #include "codegen/KernelParams.h"
-#include "dsl/Expr.h"
-
-#include <map>
-#include <string>
-#include <vector>
+#include "lower/KernelPlan.h"
 
 namespace gnnjit::codegen {
 
-struct NodeOutput {
-  std::string name;
-  dsl::ExprPtr value; ///< per-node (any node level) or, for a global kernel, Global
-};
+/// Entry "<base>": one thread per (row, element of the widest output);
+/// every target of the step read from inputs and scratch buffers.
+GeneratedModule generateNodeKernel(const lower::PassPlan &plan, const lower::NodeOutputsStep &step);
 
-struct NodeKernelSpec {
-  std::string layer, label;
-  std::vector<NodeOutput> outputs;
-  /// Aggregates the outputs read, by buffer index.
-  std::map<const dsl::ExprNode *, int> aggregateBuffers;
-  bool global = false; ///< one row: outputs are Global values
-  int blockThreads = 256;
-};
-
-/// Entry "<base>": grid over num_rows * (widest output) threads.
-GeneratedModule generateNodeKernel(const NodeKernelSpec &spec);
-
-struct NodeSumSpec {
-  std::string layer, label;
-  dsl::ExprPtr aggregate; ///< aggregate[sum, all_nodes] of a per-node message
-  int aggregateIndex = 0; ///< where the [1, size] result goes
-  std::map<const dsl::ExprNode *, int> aggregateBuffers;
-  int blockThreads = 256;
-};
-
-/// Entries "<base>_partial" (grid: num_partials blocks) and "<base>_finish"
-/// (one thread per element).
-GeneratedModule generateNodeSumKernel(const NodeSumSpec &spec);
+/// Entries "<base>_partial" (one block per partial sum) and "<base>_finish"
+/// (one thread per element, adding the partials in block order).
+GeneratedModule generateNodeSumKernel(const lower::PassPlan &plan, const lower::NodeSumStep &step);
 
 } // namespace gnnjit::codegen

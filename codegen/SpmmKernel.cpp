@@ -1,5 +1,6 @@
 #include "codegen/SpmmKernel.h"
 
+#include "codegen/Emit.h"
 #include "codegen/KernelContext.h"
 #include "codegen/Provenance.h"
 #include "dsl/IRVisitor.h"
@@ -7,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include <set>
 
 namespace gnnjit::codegen {
 
@@ -16,33 +16,39 @@ using llvm::cast;
 using llvm::dyn_cast;
 using llvm::isa;
 
-std::string SpmmTuning::print() const {
-  if (heavyThreshold == 0)
-    return fmt::format("group={} vec={} chunks={} block={}", group, vec, chunks, blockThreads);
-  return fmt::format("group={} vec={} chunks={} block={} heavy>{} in segments of {} by {} lanes x {} chunks", group,
-                     vec, chunks, blockThreads, heavyThreshold, segmentLength, segmentGroup, segmentChunks);
-}
-
-bool isElementwiseIn(const ExprPtr &root, const ExprNode &aggregate) {
-  std::set<const ExprNode *> reaches; // nodes that depend on the aggregate
-  for (const ExprPtr &n : postOrder({root})) {
-    if (n.get() == &aggregate) {
-      reaches.insert(n.get());
-      continue;
-    }
-    bool depends = false;
-    for (const ExprPtr &op : n->operands())
-      depends |= reaches.count(op.get()) > 0;
-    if (!depends)
-      continue;
-    if (!(isa<Unary>(n.get()) || isa<Binary>(n.get()) || isa<Select>(n.get())) || n->shape() != aggregate.shape())
-      return false;
-    reaches.insert(n.get());
-  }
-  return reaches.count(root.get()) > 0;
-}
-
 namespace {
+
+using lower::IndexWidth;
+using SpmmTuning = lower::SpmmConfig;
+
+/// What one SpMM module is generated from.
+struct SpmmKernelSpec {
+  std::string layer;             ///< for names and provenance
+  std::string label;             ///< e.g. "fwd_agg0"
+  lower::AggregationStage stage; ///< family SpMM, over InEdges or OutEdges
+  int aggregateIndex = 0;
+  /// When set, the kernel writes this output (named outputName) instead of
+  /// the aggregate; every path from it to the aggregate is element-wise.
+  dsl::ExprPtr fusedOutput;
+  std::string outputName;
+  IndexWidth index = IndexWidth::I32;
+  bool weighted = false; ///< the graph has edge weights (else edgeWeight reads 1)
+  SpmmTuning tuning;
+};
+
+SpmmKernelSpec specOf(const lower::PassPlan &plan, const lower::SpmmStep &step) {
+  SpmmKernelSpec spec;
+  spec.layer = plan.layer;
+  spec.label = step.label;
+  spec.stage = step.stage;
+  spec.aggregateIndex = step.aggregate;
+  spec.fusedOutput = step.fusedOutput;
+  spec.outputName = step.fusedOutput ? step.target : std::string();
+  spec.index = plan.index;
+  spec.weighted = plan.weighted;
+  spec.tuning = step.config;
+  return spec;
+}
 
 /// The weight's factors by where they can be computed.
 struct WeightFactors {
@@ -402,7 +408,16 @@ private:
 
 } // namespace
 
-GeneratedModule generateSpmmKernel(const SpmmKernelSpec &spec) { return SpmmWriter(spec).write(); }
-GeneratedModule generateSpmmValuesKernel(const SpmmKernelSpec &spec) { return SpmmWriter(spec).writeValues(); }
+GeneratedModule generateSpmmKernel(const lower::PassPlan &plan, const lower::SpmmStep &step) {
+  GeneratedModule module = SpmmWriter(specOf(plan, step)).write();
+  checkEntries(module, step.kernels);
+  return module;
+}
+
+GeneratedModule generateSpmmValuesKernel(const lower::PassPlan &plan, const lower::SpmmStep &step) {
+  GeneratedModule module = SpmmWriter(specOf(plan, step)).writeValues();
+  checkEntries(module, step.kernels);
+  return module;
+}
 
 } // namespace gnnjit::codegen

@@ -3,6 +3,7 @@
 #include "exec/CusparseCheck.h"
 #include "runtime/CudaCheck.h"
 #include "runtime/DeviceBuffer.h"
+#include "runtime/EventTiming.h"
 #include "support/Error.h"
 
 #include <cusparse.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -35,14 +37,6 @@ struct DnMatDeleter {
 using Handle = std::unique_ptr<std::remove_pointer_t<cusparseHandle_t>, HandleDeleter>;
 using SpMat = std::unique_ptr<std::remove_pointer_t<cusparseConstSpMatDescr_t>, SpMatDeleter>;
 using DnMat = std::unique_ptr<std::remove_pointer_t<cusparseDnMatDescr_t>, DnMatDeleter>;
-
-struct Event {
-  Event() { GNNJIT_CUDA_CHECK(cudaEventCreate(&event)); }
-  ~Event() { (void)cudaEventDestroy(event); }
-  Event(const Event &) = delete;
-  Event &operator=(const Event &) = delete;
-  cudaEvent_t event = nullptr;
-};
 
 const char *algName(cusparseSpMMAlg_t alg) {
   switch (alg) {
@@ -180,20 +174,22 @@ void run(cusparseHandle_t handle, const Plan &plan) {
                 fmt::format("cusparseSpMM({}, F={})", algName(plan.alg), plan.F));
 }
 
-/// Median of three timed runs after one warm-up, in milliseconds.
+/// Median of three timed runs after one warm-up, in milliseconds, with the
+/// timer every gnnjit measurement uses.
 float timePlan(cusparseHandle_t handle, const Plan &plan, cudaStream_t stream) {
-  run(handle, plan);
-  Event start, stop;
-  std::array<float, 3> ms{};
-  for (float &t : ms) {
-    GNNJIT_CUDA_CHECK(cudaEventRecord(start.event, stream));
-    run(handle, plan);
-    GNNJIT_CUDA_CHECK(cudaEventRecord(stop.event, stream));
-    GNNJIT_CUDA_CHECK(cudaEventSynchronize(stop.event));
-    GNNJIT_CUDA_CHECK(cudaEventElapsedTime(&t, start.event, stop.event));
+  return static_cast<float>(runtime::medianMs([&] { run(handle, plan); }, 1, 3, stream));
+}
+
+cusparseSpMMAlg_t csrAlgorithm(int number) {
+  switch (number) {
+  case 1:
+    return CUSPARSE_SPMM_CSR_ALG1;
+  case 2:
+    return CUSPARSE_SPMM_CSR_ALG2;
+  case 3:
+    return CUSPARSE_SPMM_CSR_ALG3;
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[1];
+  throwInternalError("cuSPARSE CSR algorithm {} (1, 2 or 3; 0 to time them)", number);
 }
 
 } // namespace
@@ -206,7 +202,8 @@ struct CusparseSpmm::State {
   /// tried for the latter. On an H200 with CUDA 13.0 it read misaligned
   /// addresses for row strides that are not multiples of 4 floats and gave
   /// wrong sums for F = 1.
-  std::map<std::pair<int64_t, bool>, std::unique_ptr<Plan>> plans;
+  /// Also by the algorithm asked for (0: the fastest, timed).
+  std::map<std::tuple<int64_t, bool, int>, std::unique_ptr<Plan>> plans;
 
   /// Times each CSR algorithm on x and y (whose contents the runs overwrite
   /// with the product) and keeps the fastest.
@@ -246,14 +243,32 @@ struct CusparseSpmm::State {
     return best;
   }
 
-  /// The plan for F bound to x and y, tuned on them the first time.
-  Plan &plan(int64_t F, const float *x, int64_t ldx, float *y, int64_t ldy, cudaStream_t stream) {
+  /// A plan for `algorithm` (1-3) as asked, without timing.
+  std::unique_ptr<Plan> fixed(int64_t F, bool vectorFriendly, int algorithm, const float *x, int64_t ldx, float *y,
+                              int64_t ldy) {
+    auto plan = std::make_unique<Plan>();
+    plan->alg = csrAlgorithm(algorithm);
+    if (plan->alg == CUSPARSE_SPMM_CSR_ALG3 && !vectorFriendly)
+      throwInternalError("cuSPARSE CSR ALG3 asked for rows that do not allow 16-byte accesses (F = {})", F);
+    plan->F = F;
+    plan->a = makeCsr(csr, values);
+    bind(*plan, csr, x, ldx, y, ldy);
+    prepareWorkspace(handle.get(), *plan);
+    return plan;
+  }
+
+  /// The plan for F bound to x and y, made (and timed, for algorithm 0) the
+  /// first time.
+  Plan &plan(int64_t F, const float *x, int64_t ldx, float *y, int64_t ldy, int algorithm, cudaStream_t stream) {
     const auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
     const bool vectorFriendly = F % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0 && aligned(x) && aligned(y);
-    const auto key = std::make_pair(F, vectorFriendly);
+    const auto key = std::make_tuple(F, vectorFriendly, algorithm);
     auto it = plans.find(key);
     if (it == plans.end())
-      return *plans.emplace(key, tune(F, vectorFriendly, x, ldx, y, ldy, stream)).first->second;
+      return *plans
+                  .emplace(key, algorithm == 0 ? tune(F, vectorFriendly, x, ldx, y, ldy, stream)
+                                               : fixed(F, vectorFriendly, algorithm, x, ldx, y, ldy))
+                  .first->second;
     Plan &found = *it->second;
     if (bind(found, csr, x, ldx, y, ldy))
       prepareWorkspace(handle.get(), found); // new descriptors: size and preprocess again
@@ -271,6 +286,11 @@ CusparseSpmm::CusparseSpmm(DeviceCsrView csr, const float *values) : state_(std:
 CusparseSpmm::~CusparseSpmm() = default;
 
 void CusparseSpmm::multiply(const float *x, int64_t ldx, float *y, int64_t ldy, int64_t F, cudaStream_t stream) {
+  multiply(x, ldx, y, ldy, F, 0, stream);
+}
+
+void CusparseSpmm::multiply(const float *x, int64_t ldx, float *y, int64_t ldy, int64_t F, int algorithm,
+                            cudaStream_t stream) {
   State &s = *state_;
   checkDense(s.csr, x, ldx, y, ldy, F);
   if (isEmpty(s.csr)) {
@@ -280,7 +300,7 @@ void CusparseSpmm::multiply(const float *x, int64_t ldx, float *y, int64_t ldy, 
   cusparseCheck(cusparseSetStream(s.handle.get(), stream), "cusparseSetStream");
   // After a first-time tuning y already holds the product; one more run keeps
   // this path simple and costs one SpMM per F.
-  run(s.handle.get(), s.plan(F, x, ldx, y, ldy, stream));
+  run(s.handle.get(), s.plan(F, x, ldx, y, ldy, algorithm, stream));
 }
 
 std::string CusparseSpmm::algorithmName(int64_t F, cudaStream_t stream) {
@@ -289,7 +309,7 @@ std::string CusparseSpmm::algorithmName(int64_t F, cudaStream_t stream) {
     throwUserError("cuSPARSE SpMM: F = {}; the dense matrices need at least one column", F);
   if (isEmpty(s.csr))
     return "none";
-  if (auto it = s.plans.find({F, F % 4 == 0}); it != s.plans.end())
+  if (auto it = s.plans.find({F, F % 4 == 0, 0}); it != s.plans.end())
     return algName(it->second->alg);
   cusparseCheck(cusparseSetStream(s.handle.get(), stream), "cusparseSetStream");
   // Scratch X and Y, dense with ld = F; X zeroed so the timed runs read no
@@ -297,7 +317,7 @@ std::string CusparseSpmm::algorithmName(int64_t F, cudaStream_t stream) {
   runtime::DeviceMemory x(static_cast<size_t>(s.csr.cols) * static_cast<size_t>(F) * sizeof(float));
   runtime::DeviceMemory y(static_cast<size_t>(s.csr.rows) * static_cast<size_t>(F) * sizeof(float));
   x.fillZero(stream);
-  Plan &plan = s.plan(F, static_cast<const float *>(x.data()), F, static_cast<float *>(y.data()), F, stream);
+  Plan &plan = s.plan(F, static_cast<const float *>(x.data()), F, static_cast<float *>(y.data()), F, 0, stream);
   // Forget the scratch pointers: the next multiply makes fresh descriptors
   // (and checks the workspace still fits them).
   plan.x.reset();

@@ -1,9 +1,9 @@
 // cuSPARSE SpMM over a graph's CSR on the device: Y = A * X with A a CSR of
 // float values (one per stored edge) and X, Y dense row-major float matrices.
 // Everything that depends only on the matrix and F is made once and kept:
-// descriptors, the workspace per F, the algorithm per F (timed once among
-// CSR ALG1/ALG2/ALG3), and cusparseSpMM_preprocess where the chosen
-// algorithm uses it.
+// descriptors, the workspace per F, the algorithm per F (the one the stage's
+// config names, or the fastest of CSR ALG1/ALG2/ALG3, timed once with the
+// shared event timer), and cusparseSpMM_preprocess where the algorithm uses it.
 //
 // cuSPARSE keeps one active preprocessed buffer per sparse-matrix descriptor,
 // so each F gets its own descriptor of the same arrays; its buffer stays valid
@@ -42,7 +42,10 @@ public:
   CusparseSpmm(const CusparseSpmm &) = delete;
   CusparseSpmm &operator=(const CusparseSpmm &) = delete;
 
+  /// With the fastest CSR algorithm for F, timed on the first call.
   void multiply(const float *x, int64_t ldx, float *y, int64_t ldy, int64_t F, cudaStream_t stream);
+  /// With CSR algorithm `algorithm` (1, 2 or 3; 0: the fastest, as above).
+  void multiply(const float *x, int64_t ldx, float *y, int64_t ldy, int64_t F, int algorithm, cudaStream_t stream);
   /// The algorithm chosen for F ("alg1", "alg2", "alg3"), choosing it now if
   /// needed (on scratch X and Y, freed afterwards); "none" for an empty matrix.
   std::string algorithmName(int64_t F, cudaStream_t stream);

@@ -11,6 +11,7 @@
 #include "runtime/DeviceBuffer.h"
 
 #include "dsl/Expr.h"
+#include "lower/KernelPlan.h"
 
 #include <functional>
 #include <map>
@@ -20,8 +21,7 @@
 
 namespace gnnjit::exec {
 
-/// Which CSR an aggregation walks.
-enum class Direction : uint8_t { In, Out }; ///< In: rows are destinations (incoming()); Out: sources
+using lower::Direction;
 
 /// Rows with more than `threshold` edges, split into segments of `length` edges.
 struct HeavySegments {

@@ -29,22 +29,28 @@ struct LayerRunner::Compiled {
   DeviceTensors outputs;
 };
 
-ProgramConfig graphProgramConfig(const graph::Graph &graph, const RunnerOptions &options, bool aligned) {
-  return ruleConfig(graphFacts(graph), {options.variant, aligned, options.spmmGroup, options.spmmHeavyThreshold});
+lower::PassConfig passConfig(const lower::LoweredLayer &lowered, Pass pass, const graph::Graph &graph,
+                             const RunnerOptions &options, bool aligned) {
+  const std::optional<lower::PassConfig> &given = pass == Pass::Forward ? options.forward : options.backward;
+  if (given)
+    return aligned ? *given : unalignedConfig(*given);
+  RuleOptions rule = options.rule;
+  rule.aligned = aligned;
+  return ruleConfig(lowered, pass, graphFacts(graph), rule);
 }
 
 void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
                     const RunnerOptions &options, CompileReport &report) {
   const auto start = std::chrono::steady_clock::now();
-  const Program program = planProgram(lowered, pass, graphProgramConfig(graph, options, true));
+  const Program program = planProgram(lowered, pass, passConfig(lowered, pass, graph, options, true));
   runtime::KernelCache &cache = options.cache ? *options.cache : defaultKernelCache();
   runtime::CompileOptions compileOptions;
   compileOptions.arch = runtime::targetArch(options.arch);
   const runtime::CacheStats before = cache.stats();
-  for (const codegen::GeneratedModule &module : program.modules)
+  for (const codegen::GeneratedModule &module : program.code.modules)
     cache.compile(kernelSource(module), compileOptions);
   const runtime::CacheStats after = cache.stats();
-  report.modules += static_cast<int>(program.modules.size());
+  report.modules += static_cast<int>(program.code.modules.size());
   report.compiled += static_cast<int>(after.compiles - before.compiles);
   report.diskHits += static_cast<int>(after.diskHits - before.diskHits);
   report.memoryHits += static_cast<int>(after.memoryHits - before.memoryHits);
@@ -74,16 +80,15 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
   if (slot)
     return *slot;
   const auto start = std::chrono::steady_clock::now();
-  const ProgramConfig config = graphProgramConfig(graph_.host(), options_, aligned);
   auto c = std::make_unique<Compiled>();
-  c->program = planProgram(lowered_, pass, config);
+  c->program = planProgram(lowered_, pass, passConfig(lowered_, pass, graph_.host(), options_, aligned));
 
   runtime::KernelCache &cache = options_.cache ? *options_.cache : defaultKernelCache();
   runtime::CompileOptions compileOptions;
   compileOptions.arch = runtime::targetArch(options_.arch);
   compileOptions.lineInfo = options_.lineInfo;
   const runtime::CacheStats before = cache.stats();
-  for (const codegen::GeneratedModule &module : c->program.modules) {
+  for (const codegen::GeneratedModule &module : c->program.code.modules) {
     // One cache lookup (one hash of the source) per module, then its entries.
     const std::shared_ptr<const runtime::LoadedModule> loaded = cache.load(kernelSource(module), compileOptions);
     std::vector<runtime::Kernel> entries;
@@ -92,7 +97,7 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
     c->kernels.push_back(std::move(entries));
   }
   const runtime::CacheStats after = cache.stats();
-  report_.modules += static_cast<int>(c->program.modules.size());
+  report_.modules += static_cast<int>(c->program.code.modules.size());
   report_.compiled += static_cast<int>(after.compiles - before.compiles);
   report_.diskHits += static_cast<int>(after.diskHits - before.diskHits);
   report_.memoryHits += static_cast<int>(after.memoryHits - before.memoryHits);
@@ -143,20 +148,28 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
                      pass == Pass::Forward ? "forward" : "backward");
 
   Compiled &c = compiled(pass, aligned);
-  const Program &program = c.program;
-  if (c.buffers.aggregates.empty())
-    for (size_t k = 0; k < program.aggregateWidths.size(); ++k)
-      c.buffers.aggregates.emplace_back(
-          static_cast<size_t>((program.aggregateGlobal[k] ? 1 : n) * program.aggregateWidths[k]));
+  const lower::PassPlan &plan = c.program.plan;
+  if (c.buffers.scratch.empty())
+    for (const lower::ScratchBuffer &b : plan.scratch)
+      c.buffers.scratch.emplace_back(static_cast<size_t>((b.global ? 1 : n) * b.width));
   if (c.buffers.targets.empty())
-    for (const Target &t : program.targets) {
+    for (const lower::Target &t : plan.targets) {
       const int64_t rows = t.global ? 1 : n;
       auto &buffer =
           c.buffers.targets.emplace(t.name, runtime::DeviceBuffer<float>(static_cast<size_t>(rows * t.width)))
               .first->second;
       c.outputs[t.name] = DeviceTensor{buffer.data(), rows, t.width, t.width};
     }
-  launchProgram(program, c.kernels, graph_, inputs, c.buffers, stream, layer);
+  // Saved values live as long as the runner: the forward writes them, the
+  // backward reads them.
+  for (const lower::SavedBuffer &b : plan.saved) {
+    if (saved_.count(b.name))
+      continue;
+    const int64_t rows = b.perEdge ? graph_.numEdges() : n;
+    saved_.emplace(b.name, runtime::DeviceMemory(static_cast<size_t>(rows * b.width) * 4));
+  }
+  c.buffers.saved = &saved_;
+  launchProgram(c.program, c.kernels, graph_, inputs, c.buffers, stream, layer);
   return c.outputs;
 }
 

@@ -1,17 +1,20 @@
-// Runs a lowered layer on a graph on the GPU: plans each pass (Program),
-// generates and compiles its kernels once (through the kernel cache), and
-// launches them on the caller's stream. Inputs and outputs are float rows on
-// the device; the runner owns the outputs and scratch buffers and reuses them
-// from call to call.
+// Runs a lowered layer on a graph on the GPU: plans each pass with the
+// configs it is handed (or the tuning rule's), generates and compiles its
+// kernels once (through the kernel cache), and launches them on the
+// caller's stream. Inputs and outputs are float rows on the device; the
+// runner owns the outputs, the scratch buffers and the values the forward
+// saves for the backward, and reuses them from call to call.
 #pragma once
 
 #include "exec/DeviceGraph.h"
 #include "exec/Program.h"
-#include "lower/KernelPlan.h"
+#include "exec/Tuning.h"
+#include "lower/Stages.h"
 #include "runtime/KernelCache.h"
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace gnnjit::exec {
@@ -24,20 +27,20 @@ struct DeviceTensor {
 using DeviceTensors = std::map<std::string, DeviceTensor, std::less<>>;
 
 struct RunnerOptions {
-  Variant variant = Variant::Auto;
   runtime::KernelCache *cache = nullptr; ///< null: a process-wide cache in the default folder
   std::string arch;                      ///< empty: the device's
   bool lineInfo = false;
-  /// Forces the generated SpMM kernel's lanes per row and heavy-row
-  /// threshold (0: the tuning rule's), for benchmarks and the tuner.
-  int spmmGroup = 0;
-  int64_t spmmHeavyThreshold = 0;
+  /// What the tuning rule is told when it makes a pass's config.
+  RuleOptions rule;
+  /// The configs of the passes instead of the rule's (a benchmark's, the
+  /// autotuner's). For inputs whose rows do not allow 16-byte loads the
+  /// runner gathers one float at a time (unalignedConfig).
+  std::optional<lower::PassConfig> forward, backward;
 };
 
-/// The program config the runner plans with on `graph`: index type,
-/// weights, and the tuning rule fed with the graph's degree statistics.
-/// `aligned`: inputs allow 16-byte vector loads.
-ProgramConfig graphProgramConfig(const graph::Graph &graph, const RunnerOptions &options, bool aligned);
+/// The config the runner plans `pass` with on `graph`.
+lower::PassConfig passConfig(const lower::LoweredLayer &lowered, Pass pass, const graph::Graph &graph,
+                             const RunnerOptions &options, bool aligned);
 
 /// How the kernels of a pass were obtained (for reports).
 struct CompileReport {
@@ -83,6 +86,8 @@ private:
   DeviceGraph &graph_;
   RunnerOptions options_;
   std::map<std::pair<Pass, bool>, std::unique_ptr<Compiled>> programs_;
+  /// Values the forward saves for the backward, by name, shared by both passes.
+  std::map<std::string, runtime::DeviceMemory, std::less<>> saved_;
   CompileReport report_;
 };
 

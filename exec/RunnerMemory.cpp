@@ -26,32 +26,39 @@ struct GraphArrays {
 
 /// Adds what `program` needs of the graph to `arrays` and its buffers to `m`.
 void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &arrays, MemoryEstimate &m) {
+  const lower::PassPlan &plan = program.plan;
   const int64_t n = graph.numNodes(), e = graph.numEdges();
   const uint64_t indexBytes = graph.indexType() == graph::IndexType::Int32 ? 4 : 8;
-  const std::string pass(passName(program.pass));
-  for (size_t k = 0; k < program.aggregateWidths.size(); ++k)
+  const std::string pass(passName(plan.pass));
+  for (size_t k = 0; k < plan.scratch.size(); ++k)
     m.add(fmt::format("{} aggregate {} (scratch)", pass, k),
-          floats(program.aggregateGlobal[k] ? 1 : n, program.aggregateWidths[k], "an aggregate buffer"));
-  for (const Target &t : program.targets)
-    m.add(fmt::format("{} '{}'", program.pass == Pass::Forward ? "output" : "gradient of", t.name),
+          floats(plan.scratch[k].global ? 1 : n, plan.scratch[k].width, "an aggregate buffer"));
+  for (const lower::Target &t : plan.targets)
+    m.add(fmt::format("{} '{}'", plan.pass == Pass::Forward ? "output" : "gradient of", t.name),
           floats(t.global ? 1 : n, t.width, fmt::format("the buffer of '{}'", t.name)));
-  for (const Step &step : program.steps) {
-    if (step.kind == Step::Kind::Spmm || step.kind == Step::Kind::Cusparse)
-      arrays.csrs.insert(directionOf(step.stage));
-    if (step.kind == Step::Kind::Cusparse)
-      ++arrays.cusparse;
-    if (step.kind == Step::Kind::Spmm && step.tuning.heavyThreshold > 0) {
-      // At most one segment per segmentLength edges of a heavy row, plus one
-      // partial segment per heavy row.
-      const int64_t heavy = e / (step.tuning.heavyThreshold + 1);
-      const int64_t segments = e / step.tuning.segmentLength + heavy;
-      arrays.segments = std::max(arrays.segments, static_cast<uint64_t>(segments + heavy) * (indexBytes + 8));
-      arrays.partials = std::max(arrays.partials, floats(segments, step.width, "the segments' partial sums"));
+  for (const lower::SavedBuffer &b : plan.saved)
+    if (plan.pass == Pass::Forward) // allocated once, for both passes
+      m.add(fmt::format("saved '{}'", b.name), floats(b.perEdge ? e : n, b.width, "a saved value"));
+  for (const lower::Step &step : plan.steps) {
+    if (const auto *s = std::get_if<lower::SpmmStep>(&step)) {
+      arrays.csrs.insert(s->direction);
+      const int64_t width = s->stage.aggregate->shape().size();
+      if (s->cusparse()) {
+        ++arrays.cusparse;
+      } else if (s->config.heavyThreshold > 0) {
+        // At most one segment per segmentLength edges of a heavy row, plus
+        // one partial segment per heavy row.
+        const int64_t heavy = e / (s->config.heavyThreshold + 1);
+        const int64_t segments = e / s->config.segmentLength + heavy;
+        arrays.segments = std::max(arrays.segments, static_cast<uint64_t>(segments + heavy) * (indexBytes + 8));
+        arrays.partials = std::max(arrays.partials, floats(segments, width, "the segments' partial sums"));
+      }
     }
-    if (step.kind == Step::Kind::NodeSum)
-      arrays.partials = std::max(arrays.partials, floats(nodeSumPartials(n), step.width, "a node sum's partials"));
+    if (const auto *s = std::get_if<lower::NodeSumStep>(&step))
+      arrays.partials = std::max(arrays.partials, floats(lower::nodeSumPartials(n), s->stage.aggregate->shape().size(),
+                                                         "a node sum's partials"));
   }
-  for (const codegen::GeneratedModule &module : program.modules)
+  for (const codegen::GeneratedModule &module : program.code.modules)
     for (const codegen::GeneratedKernel &kernel : module.kernels)
       for (const codegen::KernelParam &p : kernel.params)
         if (p.kind == codegen::ParamKind::NodeQuantity)
@@ -69,8 +76,8 @@ MemoryEstimate runnerMemory(const lower::LoweredLayer &lowered, const graph::Gra
   for (Pass pass : {Pass::Forward, Pass::Backward}) {
     if (pass == Pass::Backward && !backward)
       break;
-    const Program program = planProgram(lowered, pass, graphProgramConfig(graph, options, true));
-    checkLaunchable(program, graph, lowered.layer.name());
+    const Program program = planProgram(lowered, pass, passConfig(lowered, pass, graph, options, true));
+    checkLaunchable(program.plan, graph);
     addProgram(program, graph, arrays, m);
   }
   for (Direction d : arrays.csrs) {

@@ -7,7 +7,7 @@
 
 #include "exec/LayerRunner.h"
 #include "graph/Graph.h"
-#include "lower/KernelPlan.h"
+#include "lower/Stages.h"
 #include "support/MemoryEstimate.h"
 
 #include <string_view>

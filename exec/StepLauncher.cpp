@@ -1,6 +1,5 @@
 #include "exec/StepLauncher.h"
 
-#include "codegen/Provenance.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -9,52 +8,9 @@ namespace gnnjit::exec {
 
 using codegen::KernelParam;
 using codegen::ParamKind;
-using namespace gnnjit::dsl;
-using llvm::cast;
+using lower::Grid;
 
 namespace {
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-constexpr int64_t kMaxGridX = 0x7fffffff, kMaxGridY = 65535;
-
-/// Blocks of one launch; every grid below is computed here and nowhere else.
-struct Grid {
-  int64_t x = 0, y = 1;
-};
-
-Grid spmmRowsGrid(const codegen::SpmmTuning &t, int64_t rows, int64_t width) {
-  return {ceilDiv(rows * t.group, t.blockThreads), ceilDiv(width, t.tileWidth())};
-}
-Grid spmmSegmentsGrid(const codegen::SpmmTuning &t, int64_t segments, int64_t width) {
-  return {ceilDiv(segments * t.segmentGroup, t.blockThreads), ceilDiv(width, t.segmentTileWidth())};
-}
-Grid cusparseValuesGrid(int64_t rows) { return {ceilDiv(rows * 32, 256), 1}; }
-Grid nodeSumCombineGrid(int64_t width) { return {ceilDiv(width, 32), 1}; }
-Grid nodeOutputsGrid(int64_t rows, int64_t width, int block) { return {ceilDiv(rows * width, block), 1}; }
-
-/// The grids `step` launches at most, with `segments` heavy-row segments.
-std::vector<Grid> stepGrids(const Program &program, const Step &step, int64_t rows, int64_t segments) {
-  switch (step.kind) {
-  case Step::Kind::Spmm: {
-    std::vector<Grid> grids{spmmRowsGrid(step.tuning, rows, step.width)};
-    if (step.tuning.heavyThreshold > 0)
-      grids.push_back(spmmSegmentsGrid(step.tuning, segments, step.width));
-    return grids;
-  }
-  case Step::Kind::Cusparse:
-    return {cusparseValuesGrid(rows)};
-  case Step::Kind::NodeSum:
-    return {{nodeSumPartials(rows), 1}, nodeSumCombineGrid(step.width)};
-  case Step::Kind::NodeOutputs:
-  case Step::Kind::GlobalOutputs:
-    return {nodeOutputsGrid(step.kind == Step::Kind::GlobalOutputs ? 1 : rows, step.width,
-                            program.modules[static_cast<size_t>(step.module)].kernels[0].blockThreads)};
-  case Step::Kind::Zero:
-    break;
-  }
-  return {};
-}
 
 /// What a launch binds parameters to, beyond the graph and the bindings.
 struct LaunchFrame {
@@ -64,39 +20,75 @@ struct LaunchFrame {
   float *partials = nullptr;
   int64_t numPartials = 0;
   float *edgeValues = nullptr;
+
+  lower::GridCounts counts() const {
+    return {numRows, segments ? segments->numSegments : 0, segments ? segments->numHeavyRows : 0};
+  }
 };
 
-} // namespace
+/// Launches the kernels of one program: binds parameters, sizes grids.
+class Launcher {
+public:
+  Launcher(const Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels, DeviceGraph &graph,
+           const DeviceTensors &inputs, ProgramBuffers &buffers, cudaStream_t stream, const std::string &layer)
+      : program_(program), kernels_(kernels), graph_(graph), inputs_(inputs), buffers_(buffers), stream_(stream),
+        layer_(layer) {}
 
-Direction directionOf(const lower::AggregationStage &stage) {
-  return cast<Aggregate>(stage.aggregate.get())->over() == Over::OutEdges ? Direction::Out : Direction::In;
-}
+  void run() {
+    for (step_ = 0; step_ < program_.plan.steps.size(); ++step_)
+      std::visit([this](const auto &s) { launchStep(s); }, program_.plan.steps[step_]);
+  }
 
-int64_t nodeSumPartials(int64_t rows) { return std::clamp<int64_t>(ceilDiv(rows, 256), 1, 1024); }
+private:
+  void launchStep(const lower::SpmmStep &s) {
+    LaunchFrame frame;
+    frame.direction = s.direction;
+    frame.numRows = graph_.numNodes();
+    if (s.cusparse()) {
+      CusparseSpmm &spmm = graph_.cusparse(frame.direction, program_.valuesKeys[step_], [&](float *values) {
+        frame.edgeValues = values;
+        launch(0, frame);
+      });
+      const DeviceTensor &x = inputs_.find(s.gathered)->second;
+      float *y = s.target.empty() ? buffers_.scratch[static_cast<size_t>(s.aggregate)].data()
+                                  : buffers_.targets.at(s.target).data();
+      const int64_t width = s.stage.aggregate->shape().size();
+      spmm.multiply(x.data, x.ld, y, width, width, s.config.cusparseAlgorithm, stream_);
+      return;
+    }
+    launch(0, frame);
+    if (s.config.heavyThreshold == 0)
+      return;
+    const HeavySegments &segments = graph_.segments(frame.direction, s.config.heavyThreshold, s.config.segmentLength);
+    if (segments.numSegments == 0)
+      return;
+    frame.segments = &segments;
+    frame.partials = ensurePartials(segments.numSegments * s.stage.aggregate->shape().size());
+    launch(1, frame);
+    launch(2, frame);
+  }
+  void launchStep(const lower::NodeSumStep &s) {
+    LaunchFrame frame;
+    frame.numRows = graph_.numNodes();
+    frame.numPartials = lower::nodeSumPartials(frame.numRows);
+    frame.partials = ensurePartials(frame.numPartials * s.stage.aggregate->shape().size());
+    launch(0, frame);
+    launch(1, frame);
+  }
+  void launchStep(const lower::NodeOutputsStep &s) {
+    LaunchFrame frame;
+    frame.numRows = s.global ? 1 : graph_.numNodes();
+    launch(0, frame);
+  }
+  void launchStep(const lower::ZeroStep &s) { buffers_.targets.at(s.target).fillZero(stream_); }
 
-void checkLaunchable(const Program &program, const graph::Graph &graph, const std::string &layer) {
-  const int64_t rows = graph.numNodes(), segments = graph.numEdges() + graph.numNodes(); // segments: a bound
-  for (const Step &step : program.steps)
-    for (const Grid &g : stepGrids(program, step, rows, segments))
-      if (g.x > kMaxGridX || g.y > kMaxGridY)
-        throwUserError("layer {}: a kernel of the {} pass over rows of {} floats on a graph of {} nodes needs a grid "
-                       "of {} x {} blocks, beyond CUDA's {} x {}; use a smaller width (heads x dim)",
-                       layer, program.pass == Pass::Forward ? "forward" : "backward", step.width, rows, g.x, g.y,
-                       kMaxGridX, kMaxGridY);
-}
+  float *ensurePartials(int64_t floats) {
+    if (static_cast<int64_t>(buffers_.partials.size()) < floats)
+      buffers_.partials = runtime::DeviceBuffer<float>(static_cast<size_t>(floats));
+    return buffers_.partials.data();
+  }
 
-void launchProgram(const Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels,
-                   DeviceGraph &graph_, const DeviceTensors &inputs, ProgramBuffers &buffers, cudaStream_t stream,
-                   const std::string &layer) {
-  const int64_t n = graph_.numNodes();
-  auto targetWidth = [&](const std::string &name) {
-    for (const Target &t : program.targets)
-      if (t.name == name)
-        return t.width;
-    throwInternalError("no target {}", name);
-  };
-
-  auto bind = [&](const KernelParam &p, const LaunchFrame &frame) -> uint64_t {
+  uint64_t bind(const KernelParam &p, const LaunchFrame &frame) {
     auto ptr = [](const void *q) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(q)); };
     auto num = [](int64_t v) { return static_cast<uint64_t>(v); };
     switch (p.kind) {
@@ -111,17 +103,17 @@ void launchProgram(const Program &program, const std::vector<std::vector<runtime
     case ParamKind::NodeQuantity:
       return ptr(graph_.nodeQuantity(p.ref));
     case ParamKind::InputData:
-      return ptr(inputs.find(p.ref)->second.data);
+      return ptr(inputs_.find(p.ref)->second.data);
     case ParamKind::InputStride:
-      return num(inputs.find(p.ref)->second.ld);
+      return num(inputs_.find(p.ref)->second.ld);
     case ParamKind::AggregateData:
-      return ptr(buffers.aggregates.at(static_cast<size_t>(std::stoi(p.ref))).data());
+      return ptr(buffers_.scratch.at(static_cast<size_t>(std::stoi(p.ref))).data());
     case ParamKind::AggregateStride:
-      return num(program.aggregateWidths.at(static_cast<size_t>(std::stoi(p.ref))));
+      return num(program_.plan.scratch.at(static_cast<size_t>(std::stoi(p.ref))).width);
     case ParamKind::OutputData:
-      return ptr(buffers.targets.at(p.ref).data());
+      return ptr(buffers_.targets.at(p.ref).data());
     case ParamKind::OutputStride:
-      return num(targetWidth(p.ref));
+      return num(program_.plan.target(p.ref).width);
     case ParamKind::Partials:
       return ptr(frame.partials);
     case ParamKind::NumPartials:
@@ -142,15 +134,26 @@ void launchProgram(const Program &program, const std::vector<std::vector<runtime
       return ptr(frame.edgeValues);
     }
     throwInternalError("unbound kernel parameter {}", p.name);
-  };
-  auto launch = [&](const runtime::Kernel &kernel, const codegen::GeneratedKernel &info, Grid grid,
-                    const LaunchFrame &frame) {
-    const int64_t blocksX = grid.x, blocksY = grid.y;
-    if (blocksX <= 0 || blocksY <= 0)
+  }
+
+  /// Launches entry `k` of the current step's module by its launch rule.
+  void launch(size_t k, const LaunchFrame &frame) {
+    const int m = program_.code.moduleOfStep[step_];
+    const codegen::GeneratedKernel &info = program_.code.modules[static_cast<size_t>(m)].kernels[k];
+    const lower::LaunchRule &rule = std::visit(
+        [&](const auto &s) -> const lower::LaunchRule & {
+          if constexpr (requires { s.kernels; })
+            return s.kernels.at(k).launch;
+          else
+            throwInternalError("a step without kernels launched one");
+        },
+        program_.plan.steps[step_]);
+    const Grid grid = rule.grid(frame.counts());
+    if (grid.x <= 0 || grid.y <= 0)
       return;
-    if (blocksX > kMaxGridX || blocksY > kMaxGridY)
-      throwUserError("layer {}: kernel {} needs a grid of {} x {} blocks, beyond CUDA's limits", layer, info.entry,
-                     blocksX, blocksY);
+    if (grid.x > lower::kMaxGridX || grid.y > lower::kMaxGridY)
+      throwUserError("layer {}: kernel {} needs a grid of {} x {} blocks, beyond CUDA's limits", layer_, info.entry,
+                     grid.x, grid.y);
     std::vector<uint64_t> slots;
     slots.reserve(info.params.size());
     for (const KernelParam &p : info.params)
@@ -158,74 +161,47 @@ void launchProgram(const Program &program, const std::vector<std::vector<runtime
     std::vector<void *> args;
     for (uint64_t &s : slots)
       args.push_back(&s);
-    kernel.launch(dim3(static_cast<unsigned>(blocksX), static_cast<unsigned>(blocksY)),
-                  dim3(static_cast<unsigned>(info.blockThreads)), 0, stream, args.data());
-  };
-  auto ensurePartials = [&](int64_t floats) {
-    if (static_cast<int64_t>(buffers.partials.size()) < floats)
-      buffers.partials = runtime::DeviceBuffer<float>(static_cast<size_t>(floats));
-    return buffers.partials.data();
-  };
-
-  for (const Step &step : program.steps) {
-    const codegen::GeneratedModule *module =
-        step.module >= 0 ? &program.modules[static_cast<size_t>(step.module)] : nullptr;
-    const std::vector<runtime::Kernel> *entries =
-        step.module >= 0 ? &kernels[static_cast<size_t>(step.module)] : nullptr;
-    switch (step.kind) {
-    case Step::Kind::Spmm: {
-      const codegen::SpmmTuning &t = step.tuning;
-      LaunchFrame frame;
-      frame.direction = directionOf(step.stage);
-      frame.numRows = n;
-      launch((*entries)[0], module->kernels[0], spmmRowsGrid(t, n, step.width), frame);
-      if (t.heavyThreshold > 0) {
-        const HeavySegments &s = graph_.segments(frame.direction, t.heavyThreshold, t.segmentLength);
-        if (s.numSegments > 0) {
-          frame.segments = &s;
-          frame.partials = ensurePartials(s.numSegments * step.width);
-          launch((*entries)[1], module->kernels[1], spmmSegmentsGrid(t, s.numSegments, step.width), frame);
-          launch((*entries)[2], module->kernels[2], spmmSegmentsGrid(t, s.numHeavyRows, step.width), frame);
-        }
-      }
-      break;
-    }
-    case Step::Kind::Cusparse: {
-      LaunchFrame frame;
-      frame.direction = directionOf(step.stage);
-      frame.numRows = n;
-      CusparseSpmm &spmm = graph_.cusparse(frame.direction, codegen::sha256Hex(module->source), [&](float *values) {
-        frame.edgeValues = values;
-        launch((*entries)[0], module->kernels[0], cusparseValuesGrid(n), frame);
-      });
-      const DeviceTensor &x = inputs.find(step.gathered)->second;
-      float *y = step.target.empty() ? buffers.aggregates[static_cast<size_t>(step.aggregate)].data()
-                                     : buffers.targets.at(step.target).data();
-      spmm.multiply(x.data, x.ld, y, step.width, step.width, stream);
-      break;
-    }
-    case Step::Kind::NodeSum: {
-      LaunchFrame frame;
-      frame.numRows = n;
-      frame.numPartials = nodeSumPartials(n);
-      frame.partials = ensurePartials(frame.numPartials * step.width);
-      launch((*entries)[0], module->kernels[0], Grid{frame.numPartials, 1}, frame);
-      launch((*entries)[1], module->kernels[1], nodeSumCombineGrid(step.width), frame);
-      break;
-    }
-    case Step::Kind::NodeOutputs:
-    case Step::Kind::GlobalOutputs: {
-      LaunchFrame frame;
-      frame.numRows = step.kind == Step::Kind::GlobalOutputs ? 1 : n;
-      launch((*entries)[0], module->kernels[0],
-             nodeOutputsGrid(frame.numRows, step.width, module->kernels[0].blockThreads), frame);
-      break;
-    }
-    case Step::Kind::Zero:
-      buffers.targets.at(step.target).fillZero(stream);
-      break;
-    }
+    kernels_[static_cast<size_t>(m)][k].launch(dim3(static_cast<unsigned>(grid.x), static_cast<unsigned>(grid.y)),
+                                               dim3(static_cast<unsigned>(rule.block)), 0, stream_, args.data());
   }
+
+  const Program &program_;
+  const std::vector<std::vector<runtime::Kernel>> &kernels_;
+  DeviceGraph &graph_;
+  const DeviceTensors &inputs_;
+  ProgramBuffers &buffers_;
+  cudaStream_t stream_;
+  const std::string &layer_;
+  size_t step_ = 0;
+};
+
+} // namespace
+
+void launchProgram(const Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels, DeviceGraph &graph,
+                   const DeviceTensors &inputs, ProgramBuffers &buffers, cudaStream_t stream, const std::string &layer) {
+  Launcher(program, kernels, graph, inputs, buffers, stream, layer).run();
+}
+
+void checkLaunchable(const lower::PassPlan &plan, const graph::Graph &graph) {
+  // Segments: at most one per node plus one per edge, a bound.
+  const lower::GridCounts counts{graph.numNodes(), graph.numEdges() + graph.numNodes(), graph.numNodes()};
+  for (const lower::Step &step : plan.steps)
+    std::visit(
+        [&](const auto &s) {
+          if constexpr (requires { s.kernels; })
+            for (const lower::KernelEntry &k : s.kernels) {
+              lower::GridCounts c = counts;
+              if (k.launch.kind == lower::LaunchRule::Kind::GlobalOutputs)
+                c.rows = 1;
+              const Grid g = k.launch.grid(c);
+              if (g.x > lower::kMaxGridX || g.y > lower::kMaxGridY)
+                throwUserError("layer {}: a kernel of the {} pass over rows of {} floats on a graph of {} nodes needs "
+                               "a grid of {} x {} blocks, beyond CUDA's {} x {}; use a smaller width (heads x dim)",
+                               plan.layer, plan.pass == Pass::Forward ? "forward" : "backward", k.launch.width,
+                               graph.numNodes(), g.x, g.y, lower::kMaxGridX, lower::kMaxGridY);
+            }
+        },
+        step);
 }
 
 } // namespace gnnjit::exec

@@ -1,6 +1,5 @@
 #include "exec/Tuning.h"
 
-#include "graph/Graph.h"
 #include "support/Error.h"
 
 #include <algorithm>
@@ -18,54 +17,50 @@ int nextPowerOfTwo(int64_t n) {
 
 } // namespace
 
+std::string_view variantName(Variant variant) {
+  switch (variant) {
+  case Variant::Auto:
+    return "auto";
+  case Variant::Generated:
+    return "generated";
+  case Variant::Cusparse:
+    return "cusparse";
+  }
+  return "?";
+}
+
+Variant parseVariant(std::string_view text) {
+  for (Variant v : {Variant::Auto, Variant::Generated, Variant::Cusparse})
+    if (text == variantName(v))
+      return v;
+  throwUserError("unknown backend variant '{}': expected auto, generated or cusparse", text);
+}
+
 GraphFacts graphFacts(const graph::Graph &graph) {
   const graph::DegreeStats &stats = graph.stats();
   GraphFacts facts;
-  facts.index = graph.indexType() == graph::IndexType::Int32 ? codegen::IndexWidth::I32 : codegen::IndexWidth::I64;
+  facts.index = graph.indexType() == graph::IndexType::Int32 ? lower::IndexWidth::I32 : lower::IndexWidth::I64;
   facts.weighted = graph.hasWeights();
-  facts.in = &stats.in;
-  facts.out = &stats.out;
+  facts.in = DegreeFacts::of(stats.in);
+  facts.out = DegreeFacts::of(stats.out);
   facts.local = stats.avgEdgeSpan <= static_cast<double>(stats.nodes) / 64.0;
   return facts;
 }
 
-ProgramConfig ruleConfig(const GraphFacts &facts, const RuleOptions &options) {
-  ProgramConfig config;
-  config.index = facts.index;
-  config.weighted = facts.weighted;
-  config.chooseSpmm = [facts, options](const lower::AggregationStage &stage, bool cusparsePossible,
-                                       bool cusparseNeedsPass) {
-    const bool overOut = llvm::cast<dsl::Aggregate>(stage.aggregate.get())->over() == dsl::Over::OutEdges;
-    TuningInputs in;
-    in.degrees = overOut ? facts.out : facts.in;
-    in.local = facts.local;
-    in.width = stage.aggregate->shape().size();
-    in.cusparsePossible = cusparsePossible;
-    in.cusparseNeedsPass = cusparseNeedsPass;
-    in.alignedGather = options.aligned && lower::isPlainGather(stage);
-    in.variant = options.variant;
-    in.group = options.group;
-    in.heavyThreshold = options.heavyThreshold;
-    return chooseSpmm(in);
-  };
-  return config;
-}
-
-SpmmChoice chooseSpmm(const TuningInputs &in) {
-  SpmmChoice choice;
+lower::SpmmConfig chooseSpmm(const SpmmInputs &in, const RuleOptions &options) {
+  lower::SpmmConfig t;
   // Auto takes cuSPARSE for skewed degrees, where it beat the generated
   // kernel on the H200 (R-MAT scale 20: 1.43 vs 1.55 ms; tolokers: 0.081 vs
   // 0.085 ms, F = 128), and the generated kernel for even degrees, where it
   // won (2-D grid: 0.43 vs 0.56 ms; uniform random, degree 100: 0.64 vs 0.85).
-  const bool skewed = in.degrees && (in.degrees->std > in.degrees->mean || in.degrees->max > 16 * in.degrees->mean);
+  const bool skewed = in.degrees.std > in.degrees.mean || in.degrees.max > 16 * in.degrees.mean;
   // Not when cuSPARSE needs a pass over the output that the generated kernel
   // fuses (GIN's self term).
-  const bool autoCusparse = in.variant == Variant::Auto && skewed && !in.cusparseNeedsPass;
-  if (in.cusparsePossible && (in.variant == Variant::Cusparse || autoCusparse)) {
-    choice.cusparse = true;
-    return choice;
+  const bool autoCusparse = options.variant == Variant::Auto && skewed && !in.cusparseNeedsPass;
+  if (in.cusparsePossible && (options.variant == Variant::Cusparse || autoCusparse)) {
+    t.backend = lower::SpmmConfig::Backend::Cusparse;
+    return t;
   }
-  codegen::SpmmTuning &t = choice.tuning;
   // Widest vector the rows allow: 16-byte loads need 4-aligned widths.
   t.vec = !in.alignedGather ? 1 : in.width % 4 == 0 ? 4 : in.width % 2 == 0 ? 2 : 1;
   const int64_t vectors = (in.width + t.vec - 1) / t.vec;
@@ -80,21 +75,53 @@ SpmmChoice chooseSpmm(const TuningInputs &in) {
   // flight together (H200, F = 128, 2-D grid: 4 lanes per row 0.43 ms, a
   // warp per row 0.65 ms). With scattered ids a row's gather wants whole
   // 512-byte requests: on R-MAT 4 lanes per row took 2.0 ms, a warp 1.55 ms.
-  const int64_t median = in.degrees ? std::max<int64_t>(1, in.degrees->p50) : 32;
-  t.group = in.group > 0 ? in.group
-            : in.local   ? std::min(t.segmentGroup, std::max(4, nextPowerOfTwo(median)))
-                         : t.segmentGroup;
+  const int64_t median = std::max<int64_t>(1, in.degrees.p50);
+  t.group = options.group > 0 ? options.group
+            : in.local        ? std::min(t.segmentGroup, std::max(4, nextPowerOfTwo(median)))
+                              : t.segmentGroup;
   t.group = std::min(t.group, t.segmentGroup);
   t.chunks = chunksFor(t.group);
   t.blockThreads = 256;
   // Rows much longer than typical go to the segment kernels (R-MAT: 128
   // beat 32 and 512; uniform degree 100: splitting nothing was best).
-  const int64_t threshold = in.heavyThreshold > 0 ? in.heavyThreshold
-                            : in.local            ? 8 * static_cast<int64_t>(t.group)
-                                                  : std::max<int64_t>(128, 4 * median);
-  const int64_t maxDegree = in.degrees ? in.degrees->max : 0;
-  t.heavyThreshold = maxDegree > threshold ? threshold : 0;
-  return choice;
+  const int64_t threshold = options.heavyThreshold > 0 ? options.heavyThreshold
+                            : in.local                 ? 8 * static_cast<int64_t>(t.group)
+                                                       : std::max<int64_t>(128, 4 * median);
+  t.heavyThreshold = in.degrees.max > threshold ? threshold : 0;
+  return t;
+}
+
+lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pass, const GraphFacts &facts,
+                             const RuleOptions &options) {
+  lower::PassConfig config;
+  config.index = facts.index;
+  config.weighted = facts.weighted;
+  const std::vector<lower::AggregationStage> &stages = lower::stagesOf(lowered, pass);
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const lower::AggregationStage &stage = stages[k];
+    const dsl::Over over = llvm::cast<dsl::Aggregate>(stage.aggregate.get())->over();
+    if (over == dsl::Over::AllNodes || stage.family != lower::Family::SpMM) {
+      config.stages.emplace_back(std::monostate{}); // nothing to tune (or refused by planning)
+      continue;
+    }
+    const lower::StageFusion fusion = lower::fusionOf(lowered, pass, k);
+    SpmmInputs in;
+    in.degrees = over == dsl::Over::OutEdges ? facts.out : facts.in;
+    in.local = facts.local;
+    in.width = stage.aggregate->shape().size();
+    in.cusparsePossible = lower::cusparseCanRun(stage);
+    in.cusparseNeedsPass = fusion.fusable && !fusion.direct;
+    in.alignedGather = options.aligned && lower::isPlainGather(stage);
+    config.stages.emplace_back(chooseSpmm(in, options));
+  }
+  return config;
+}
+
+lower::PassConfig unalignedConfig(lower::PassConfig config) {
+  for (lower::StageConfig &stage : config.stages)
+    if (auto *spmm = std::get_if<lower::SpmmConfig>(&stage))
+      spmm->vec = 1;
+  return config;
 }
 
 } // namespace gnnjit::exec

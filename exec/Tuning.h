@@ -1,40 +1,40 @@
-// The rule that picks how an SpMM aggregation runs on a given graph: the
-// variant (generated kernel or cuSPARSE) and the generated kernel's shape,
-// from the degree statistics and the feature width. A simple rule, not a
-// search; the autotuner replaces it later.
+// The rule that shapes each stage of a pass on a given graph, from its degree
+// statistics and the feature width: for an SpMM aggregation, whether cuSPARSE
+// or the generated kernel runs it, and the kernel's shape. A simple rule, not
+// a search; the autotuner replaces it later. Its output is plain data
+// (lower::PassConfig) that the runner is handed.
 #pragma once
 
-#include "exec/Program.h"
 #include "graph/DegreeStats.h"
+#include "graph/Graph.h"
+#include "lower/KernelPlan.h"
+
+#include <string_view>
 
 namespace gnnjit::exec {
 
-struct TuningInputs {
-  const graph::DegreeSummary *degrees = nullptr; ///< of the rows the kernel walks (in-degrees for In)
+/// Which SpMM backend the rule may pick.
+enum class Variant : uint8_t { Auto, Generated, Cusparse };
+std::string_view variantName(Variant variant);
+/// Parses "auto", "generated" or "cusparse"; UserError otherwise.
+Variant parseVariant(std::string_view text);
+
+/// The few numbers of a degree distribution the rule reads.
+struct DegreeFacts {
+  double mean = 0, std = 0;
+  int64_t p50 = 0, max = 0;
+  static DegreeFacts of(const graph::DegreeSummary &s) { return {s.mean, s.std, s.p50, s.max}; }
+};
+
+/// What the rule sees of a graph (measured, or assumed by `export`).
+struct GraphFacts {
+  lower::IndexWidth index = lower::IndexWidth::I32;
+  bool weighted = false;
+  DegreeFacts in, out; ///< in- and out-degrees
   /// Neighbours' ids are close (DegreeStats::avgEdgeSpan at most 1/64 of the
   /// nodes, as on meshes and road grids): gathered rows then share cache
   /// lines and pages, and small groups per row pay off.
   bool local = false;
-  int64_t width = 1; ///< F: floats per aggregated row
-  bool cusparsePossible = false;
-  bool cusparseNeedsPass = false; ///< cuSPARSE would need a node pass the generated kernel fuses
-  bool alignedGather = false;     ///< the gathered input allows 16-byte vector loads (plain gather, aligned rows)
-  Variant variant = Variant::Auto;
-  /// Forced lanes per row and heavy-row threshold (0: the rule's), for
-  /// benchmarks and the tuner; the vector width still follows alignment.
-  int group = 0;
-  int64_t heavyThreshold = 0;
-};
-
-SpmmChoice chooseSpmm(const TuningInputs &in);
-
-/// What the rule sees of a graph (measured, or assumed by `export`). The
-/// summaries must outlive any config made from these facts.
-struct GraphFacts {
-  codegen::IndexWidth index = codegen::IndexWidth::I32;
-  bool weighted = false;
-  const graph::DegreeSummary *in = nullptr, *out = nullptr; ///< in- and out-degrees
-  bool local = false;                                       ///< see TuningInputs::local
 };
 GraphFacts graphFacts(const graph::Graph &graph);
 
@@ -42,11 +42,30 @@ GraphFacts graphFacts(const graph::Graph &graph);
 struct RuleOptions {
   Variant variant = Variant::Auto;
   bool aligned = true; ///< node inputs allow 16-byte vector loads
-  int group = 0;       ///< see TuningInputs
+  /// Forced lanes per row and heavy-row threshold of generated SpMM kernels
+  /// (0: the rule's), for benchmarks; the vector width still follows alignment.
+  int group = 0;
   int64_t heavyThreshold = 0;
 };
 
-/// A program config whose chooseSpmm applies the rule to `facts`.
-ProgramConfig ruleConfig(const GraphFacts &facts, const RuleOptions &options);
+/// One SpMM stage as the rule sees it.
+struct SpmmInputs {
+  DegreeFacts degrees; ///< of the rows the kernel walks (in-degrees for In)
+  bool local = false;
+  int64_t width = 1; ///< F: floats per aggregated row
+  bool cusparsePossible = false;
+  bool cusparseNeedsPass = false; ///< cuSPARSE would need a node pass the generated kernel fuses
+  bool alignedGather = false;     ///< the gathered input allows 16-byte vector loads
+};
+
+lower::SpmmConfig chooseSpmm(const SpmmInputs &in, const RuleOptions &options);
+
+/// The rule's config for every stage of `pass` on a graph with `facts`.
+lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pass, const GraphFacts &facts,
+                             const RuleOptions &options);
+
+/// `config` for inputs whose rows do not allow 16-byte loads: every
+/// generated SpMM stage gathers one float at a time.
+lower::PassConfig unalignedConfig(lower::PassConfig config);
 
 } // namespace gnnjit::exec

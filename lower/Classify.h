@@ -7,7 +7,7 @@
 // and constants only; the value is read at the source node.
 #pragma once
 
-#include "lower/KernelPlan.h"
+#include "lower/Stages.h"
 
 namespace gnnjit::lower {
 

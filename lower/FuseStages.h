@@ -4,7 +4,7 @@
 // destination values (epilogue).
 #pragma once
 
-#include "lower/KernelPlan.h"
+#include "lower/Stages.h"
 
 namespace gnnjit::lower {
 

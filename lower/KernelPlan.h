@@ -1,70 +1,149 @@
-// What lowering produces: the layer split into stages that kernels run, each
-// aggregation classified into one of the three kernel families.
+// The last IR of lowering: every kernel a pass runs, in order, what each
+// reads and writes, the buffers the pass owns, the values the forward saves
+// for the backward, and how each kernel is launched. One step type per kind
+// of work; one planner per family (lower/PlanSpmm.cpp, lower/PlanNodes.cpp),
+// driven by lower/PlanPass.cpp. codegen::emit turns a PassPlan into CUDA
+// modules; exec only binds buffers to kernel parameters and launches.
 #pragma once
 
-#include "dsl/Differentiate.h"
-#include "dsl/Layer.h"
+#include "lower/LaunchRule.h"
+#include "lower/Stages.h"
+#include "lower/TuneConfig.h"
 
+#include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace gnnjit::lower {
 
-enum class Family : uint8_t {
-  SpMM,      ///< sum/mean of (structural weight) x (source value): cuSPARSE or a CSR kernel
-  Reduction, ///< max/min, or sum/mean of a general message: degree-aware edge loops
-  Attention, ///< sum of edgeSoftmax(score) x value: one streaming pass with online softmax
-};
-std::string_view familyName(Family family);
+enum class Pass : uint8_t { Forward, Backward };
+/// "fwd" or "bwd": kernel and module names.
+std::string_view passName(Pass pass);
 
-/// One aggregation and the element-wise work fused around it.
-struct AggregationStage {
-  dsl::ExprPtr aggregate; ///< the dsl::Aggregate node
-  Family family;
-  /// Why this family, in words (for plan.json, --explain and tests).
-  std::string reason;
+/// Which CSR a step walks: In, rows are destinations (the graph's incoming
+/// CSR); Out, rows are sources (the transpose).
+enum class Direction : uint8_t { In, Out };
+Direction directionOf(const AggregationStage &stage);
 
-  /// SpMM: message = weight * value, weight built only from graph values
-  /// and constants (null: weight 1), value read per source node.
-  dsl::ExprPtr weight, value;
-  /// Attention: message = edgeSoftmax(score) * value.
-  dsl::ExprPtr score;
-  /// Whether the weight is one scalar per edge (what cuSPARSE can take).
-  bool scalarWeight = true;
+/// A value the pass writes for the caller: a layer output (forward) or an
+/// input's gradient (backward).
+struct Target {
+  std::string name;
+  dsl::ExprPtr value;  ///< null: zero (an input no output depends on)
+  bool global = false; ///< one row (parameters); otherwise one row per node
+  int64_t width = 0;
 };
 
-/// Per-node values the stages read, computed before the edge loops (by the
-/// caller's dense code or a small node kernel), and the outputs computed
-/// after them from aggregates and destination values.
-struct NodeStages {
-  std::vector<dsl::ExprPtr> prologue; ///< maximal Src/Dst/Global subexpressions messages read
-  std::vector<dsl::LayerOutput> epilogue;
+/// Scratch rows a pass owns: an aggregate kept between kernels.
+struct ScratchBuffer {
+  int64_t width = 0;
+  bool global = false; ///< one row; otherwise one row per node
 };
 
-struct BackwardStages {
-  dsl::BackwardPlan plan;
-  std::vector<AggregationStage> stages; ///< every aggregation the plan contains
+/// A value the forward pass writes and the backward reads, owned by the
+/// runner across both passes (e.g. a max aggregation's arg index).
+struct SavedBuffer {
+  std::string name;
+  int64_t width = 0;
+  bool perEdge = false;     ///< one row per edge; otherwise one per node
+  bool integer = false;     ///< int32 elements; otherwise float
 };
 
-/// The factors of a product tree: a * (b * c) -> [a, b, c].
-std::vector<dsl::ExprPtr> productFactors(const dsl::ExprPtr &e);
-/// The end of each edge whose values an aggregation over `over` gathers:
-/// the source over in-edges, the destination over out-edges.
-dsl::Level gatheredLevel(dsl::Over over);
-/// Whether an SpMM stage's value is a layer input read whole at the gathered
-/// end (what cuSPARSE and 16-byte vector gathers need).
-bool isPlainGather(const AggregationStage &stage);
-
-struct LoweredLayer {
-  dsl::Layer layer; ///< after canonicalization
-  std::vector<AggregationStage> forward;
-  NodeStages nodes;
-  BackwardStages backward;
-
-  /// The layer's family: that of its forward stages when they agree.
-  Family family() const;
-  /// Stable text of everything above.
-  std::string print() const;
+/// One entry point of a step's module and its launch rule.
+struct KernelEntry {
+  std::string entry;
+  LaunchRule launch;
 };
+
+/// An SpMM-family aggregation, by the generated CSR kernel or cuSPARSE.
+struct SpmmStep {
+  AggregationStage stage;
+  SpmmConfig config;
+  Direction direction = Direction::In;
+  std::string label;         ///< module label, e.g. "fwd_agg0"
+  std::string target;        ///< the target written (fused or direct), or empty
+  int aggregate = -1;        ///< else the scratch buffer written
+  dsl::ExprPtr fusedOutput;  ///< generated kernel: the target's value, element-wise in the aggregate
+  std::string gathered;      ///< cuSPARSE: the input whose rows it multiplies
+  std::vector<KernelEntry> kernels;
+  bool cusparse() const { return config.backend == SpmmConfig::Backend::Cusparse; }
+};
+
+/// A sum over all nodes (a scalar parameter's gradient), in two passes.
+struct NodeSumStep {
+  AggregationStage stage;
+  std::string label;
+  int aggregate = -1; ///< the global scratch buffer written
+  std::vector<KernelEntry> kernels;
+};
+
+/// Targets computed element-wise per node (or once, for global targets)
+/// from inputs and aggregates already in buffers.
+struct NodeOutputsStep {
+  struct Output {
+    std::string name;
+    dsl::ExprPtr value;
+  };
+  bool global = false;
+  std::string label;
+  std::vector<Output> outputs;
+  int64_t width = 0; ///< the widest output
+  std::vector<KernelEntry> kernels;
+};
+
+/// A target no output depends on: zero-filled.
+struct ZeroStep {
+  std::string target;
+};
+
+using Step = std::variant<SpmmStep, NodeSumStep, NodeOutputsStep, ZeroStep>;
+
+struct PassPlan {
+  Pass pass = Pass::Forward;
+  std::string layer;
+  IndexWidth index = IndexWidth::I32;
+  bool weighted = false;
+  std::vector<Step> steps;
+  std::vector<Target> targets;
+  std::vector<ScratchBuffer> scratch;
+  std::vector<SavedBuffer> saved;
+  /// Scratch buffers by the aggregate each holds (what later kernels read).
+  std::map<const dsl::ExprNode *, int> scratchOf;
+
+  const Target &target(std::string_view name) const;
+  /// Readable summary, one line per step (--explain, plan.json, run's report).
+  std::string describe() const;
+};
+
+/// Plans `pass` of `lowered` with one config per stage of the pass. A stage
+/// of a family without generated kernels yet, or a backward plan that reads
+/// saved forward values, is a UserError that says so.
+PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &config);
+
+/// The stages a pass plans, in order: configs are given in this order.
+const std::vector<AggregationStage> &stagesOf(const LoweredLayer &lowered, Pass pass);
+
+/// Whether cuSPARSE can run an SpMM stage: one scalar weight per edge and a
+/// layer input gathered whole.
+bool cusparseCanRun(const AggregationStage &stage);
+
+/// The target an aggregation stage's kernel can write directly: the one
+/// target that reads the aggregate, when nothing else does and it is
+/// element-wise in it (fusable), and whether the target is the aggregate
+/// itself (direct: no epilogue at all).
+struct StageFusion {
+  int target = -1;
+  bool fusable = false, direct = false;
+};
+StageFusion fusionOf(const LoweredLayer &lowered, Pass pass, size_t stage);
+
+/// The targets a pass writes: the layer's outputs, or a gradient per input.
+std::vector<Target> targetsOf(const LoweredLayer &lowered, Pass pass);
+
+/// Whether `root` reads `aggregate` only element-wise: every node between
+/// them has the aggregate's shape and is unary, binary or select (so element
+/// (h, d) of root reads element (h, d) of the aggregate and nothing else).
+bool isElementwiseIn(const dsl::ExprPtr &root, const dsl::ExprNode &aggregate);
 
 } // namespace gnnjit::lower

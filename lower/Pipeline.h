@@ -7,7 +7,7 @@
 //   4. planBackward   differentiate, classify the backward aggregations
 #pragma once
 
-#include "lower/KernelPlan.h"
+#include "lower/Stages.h"
 
 namespace gnnjit::lower {
 

@@ -4,7 +4,7 @@
 // recomputes alpha from the saved log-sum-exp).
 #pragma once
 
-#include "lower/KernelPlan.h"
+#include "lower/Stages.h"
 
 namespace gnnjit::lower {
 

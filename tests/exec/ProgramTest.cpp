@@ -20,7 +20,7 @@ using namespace gnnjit::exec;
 namespace {
 
 struct Shape {
-  codegen::IndexWidth index = codegen::IndexWidth::I32;
+  lower::IndexWidth index = lower::IndexWidth::I32;
   bool weighted = false, aligned = true;
   int64_t maxDegree = 10, medianDegree = 32;
   bool local = false;
@@ -28,17 +28,26 @@ struct Shape {
 };
 
 Program plan(const lower::LoweredLayer &lowered, Pass pass, const Shape &shape) {
-  graph::DegreeSummary degrees;
-  degrees.max = shape.maxDegree;
-  degrees.p50 = shape.medianDegree;
   GraphFacts facts;
   facts.index = shape.index;
   facts.weighted = shape.weighted;
-  facts.in = facts.out = &degrees;
+  facts.in = facts.out = DegreeFacts{0.0, 0.0, shape.medianDegree, shape.maxDegree};
   facts.local = shape.local;
-  const ProgramConfig config = ruleConfig(facts, {shape.variant, shape.aligned});
-  return planProgram(lowered, pass, config);
+  return planProgram(lowered, pass, ruleConfig(lowered, pass, facts, {shape.variant, shape.aligned}));
 }
+
+/// What a step is, as plan.json names it.
+std::string kindOf(const lower::Step &step) {
+  struct Kind {
+    std::string operator()(const lower::SpmmStep &s) const { return s.cusparse() ? "cusparse" : "spmm"; }
+    std::string operator()(const lower::NodeSumStep &) const { return "node_sum"; }
+    std::string operator()(const lower::NodeOutputsStep &s) const { return s.global ? "global_outputs" : "node_outputs"; }
+    std::string operator()(const lower::ZeroStep &) const { return "zero"; }
+  };
+  return std::visit(Kind{}, step);
+}
+
+const lower::SpmmStep &spmm(const Program &p, size_t k) { return std::get<lower::SpmmStep>(p.plan.steps.at(k)); }
 
 lower::LoweredLayer lowered(const std::string &name, const layers::LayerOptions &options) {
   return lower::lowerLayer(layers::buildLayer(name, options));
@@ -52,12 +61,12 @@ TEST_CASE("GCN forward: one fused SpMM kernel, normalization from degrees, vecto
   layers::LayerOptions o;
   o.dim = 128;
   const Program p = plan(lowered("gcn", o), Pass::Forward, {});
-  REQUIRE(p.steps.size() == 1);
-  CHECK(p.steps[0].kind == Step::Kind::Spmm);
-  CHECK(p.steps[0].target == "out");
-  CHECK(p.aggregateWidths.empty()); // no scratch: the kernel writes the output
-  REQUIRE(p.modules.size() == 1);
-  const std::string &src = p.modules[0].source;
+  REQUIRE(p.plan.steps.size() == 1);
+  CHECK(kindOf(p.plan.steps[0]) == "spmm");
+  CHECK(spmm(p, 0).target == "out");
+  CHECK(p.plan.scratch.empty()); // no scratch: the kernel writes the output
+  REQUIRE(p.code.modules.size() == 1);
+  const std::string &src = p.code.modules[0].source;
   CHECK(codegen::provenanceIntact(src));
   CHECK(has(src, "// layer:                 gcn\n"));
   CHECK(has(src, "constexpr int V = 4;"));
@@ -77,11 +86,11 @@ TEST_CASE("GCN backward is an SpMM over out-edges (the transpose), no atomics") 
   layers::LayerOptions o;
   o.dim = 64;
   const Program p = plan(lowered("gcn", o), Pass::Backward, {});
-  REQUIRE(p.steps.size() == 1);
-  CHECK(p.steps[0].kind == Step::Kind::Spmm);
-  CHECK(p.steps[0].target == "x");
-  CHECK(p.steps[0].stage.aggregate->operands().size() == 1);
-  const std::string &src = p.modules[0].source;
+  REQUIRE(p.plan.steps.size() == 1);
+  CHECK(kindOf(p.plan.steps[0]) == "spmm");
+  CHECK(spmm(p, 0).target == "x");
+  CHECK(spmm(p, 0).stage.aggregate->operands().size() == 1);
+  const std::string &src = p.code.modules[0].source;
   CHECK(has(src, "in_d_out + (long long)col * in_d_out_ld"));
   CHECK_FALSE(has(src, "atomic"));
 }
@@ -92,16 +101,16 @@ TEST_CASE("GIN: the self term fused into the SpMM epilogue; eps's gradient a det
   o.trainEps = true;
   const lower::LoweredLayer l = lowered("gin", o);
   const Program fwd = plan(l, Pass::Forward, {});
-  REQUIRE(fwd.steps.size() == 1);
-  CHECK(fwd.steps[0].target == "out");
-  CHECK(has(fwd.modules[0].source, "in_x[(long long)(row) * in_x_ld"));
-  CHECK(has(fwd.modules[0].source, "in_eps[(0) * 1 + (0)]"));
+  REQUIRE(fwd.plan.steps.size() == 1);
+  CHECK(spmm(fwd, 0).target == "out");
+  CHECK(has(fwd.code.modules[0].source, "in_x[(long long)(row) * in_x_ld"));
+  CHECK(has(fwd.code.modules[0].source, "in_eps[(0) * 1 + (0)]"));
   const Program bwd = plan(l, Pass::Backward, {});
-  std::vector<Step::Kind> kinds;
-  for (const Step &s : bwd.steps)
-    kinds.push_back(s.kind);
-  CHECK(kinds == std::vector<Step::Kind>{Step::Kind::Spmm, Step::Kind::NodeSum, Step::Kind::GlobalOutputs});
-  CHECK(bwd.steps[0].target == "x");
+  std::vector<std::string> kinds;
+  for (const lower::Step &s : bwd.plan.steps)
+    kinds.push_back(kindOf(s));
+  CHECK(kinds == std::vector<std::string>{"spmm", "node_sum", "global_outputs"});
+  CHECK(spmm(bwd, 0).target == "x");
   CHECK(bwd.describe().find("node sum aggregate[sum, all_nodes] [1, 1]") != std::string::npos);
 }
 
@@ -111,13 +120,13 @@ TEST_CASE("heavy rows get segment and combine entry points; odd widths fall back
   Shape shape;
   shape.maxDegree = 5000;
   const Program p = plan(lowered("sage", o), Pass::Forward, shape);
-  REQUIRE(p.modules.size() == 1);
+  REQUIRE(p.code.modules.size() == 1);
   std::vector<std::string> entries;
-  for (const auto &k : p.modules[0].kernels)
+  for (const auto &k : p.code.modules[0].kernels)
     entries.push_back(k.entry);
   CHECK(entries == std::vector<std::string>{"gnnjit_sage_fwd_agg0_rows", "gnnjit_sage_fwd_agg0_segments",
                                             "gnnjit_sage_fwd_agg0_combine"});
-  const std::string &src = p.modules[0].source;
+  const std::string &src = p.code.modules[0].source;
   CHECK(has(src, "constexpr long long HEAVY = 128, SEGMENT = 256;"));
   CHECK(has(src, "V = 2"));                        // 130 is even, not a multiple of 4
   CHECK(has(src, "scale / (float)(end - begin)")); // mean
@@ -132,18 +141,18 @@ TEST_CASE("short rows get small groups, long rows full warps in segments") {
   shape.maxDegree = 4;
   shape.local = true;
   const Program grid = plan(lowered("gcn", o), Pass::Forward, shape);
-  CHECK(has(grid.modules[0].source, "constexpr int G = 4, CH = 8, TILE = G * V * CH;"));
-  CHECK(grid.modules[0].kernels.size() == 1);
+  CHECK(has(grid.code.modules[0].source, "constexpr int G = 4, CH = 8, TILE = G * V * CH;"));
+  CHECK(grid.code.modules[0].kernels.size() == 1);
   shape.maxDegree = 40000; // a power-law graph with hubs and scattered ids
   shape.local = false;
   const Program hubs = plan(lowered("gcn", o), Pass::Forward, shape);
-  CHECK(has(hubs.modules[0].source, "constexpr long long HEAVY = 128, SEGMENT = 256;"));
-  CHECK(hubs.steps[0].tuning.print() ==
+  CHECK(has(hubs.code.modules[0].source, "constexpr long long HEAVY = 128, SEGMENT = 256;"));
+  CHECK(spmm(hubs, 0).config.print() ==
         "group=32 vec=4 chunks=1 block=256 heavy>128 in segments of 256 by 32 lanes x 1 chunks");
   shape.local = true; // the same degrees on a mesh: small groups, full warps for the long rows
   const Program mesh = plan(lowered("gcn", o), Pass::Forward, shape);
-  CHECK(has(mesh.modules[0].source, "constexpr long long HEAVY = 32, SEGMENT = 256;"));
-  CHECK(has(mesh.modules[0].source, "constexpr int G = 32, CH = 1, TILE = G * V * CH;")); // segments
+  CHECK(has(mesh.code.modules[0].source, "constexpr long long HEAVY = 32, SEGMENT = 256;"));
+  CHECK(has(mesh.code.modules[0].source, "constexpr int G = 32, CH = 1, TILE = G * V * CH;")); // segments
 }
 
 TEST_CASE("the same layer and config give byte-identical source") {
@@ -151,9 +160,9 @@ TEST_CASE("the same layer and config give byte-identical source") {
     CAPTURE(c.label);
     const Program a = plan(lowered(c.layer, c.options), Pass::Backward, {});
     const Program b = plan(lowered(c.layer, c.options), Pass::Backward, {});
-    REQUIRE(a.modules.size() == b.modules.size());
-    for (size_t m = 0; m < a.modules.size(); ++m)
-      CHECK(a.modules[m].source == b.modules[m].source);
+    REQUIRE(a.code.modules.size() == b.code.modules.size());
+    for (size_t m = 0; m < a.code.modules.size(); ++m)
+      CHECK(a.code.modules[m].source == b.code.modules[m].source);
   }
 }
 
@@ -176,7 +185,7 @@ TEST_CASE("NVRTC compiles every generated kernel of every SpMM layer for sm_90")
     Shape shape;
   };
   Shape heavy64;
-  heavy64.index = codegen::IndexWidth::I64;
+  heavy64.index = lower::IndexWidth::I64;
   heavy64.maxDegree = 1000;
   heavy64.weighted = true;
   Shape unaligned;
@@ -191,7 +200,7 @@ TEST_CASE("NVRTC compiles every generated kernel of every SpMM layer for sm_90")
       CAPTURE(v.dim);
       const lower::LoweredLayer l = lowered(c.layer, c.options);
       for (Pass pass : {Pass::Forward, Pass::Backward})
-        for (const codegen::GeneratedModule &m : plan(l, pass, v.shape).modules) {
+        for (const codegen::GeneratedModule &m : plan(l, pass, v.shape).code.modules) {
           CAPTURE(m.name);
           auto result = cache.tryCompile(kernelSource(m), runtime::CompileOptions{});
           REQUIRE_MESSAGE(result.ok(), std::string(result.ok() ? "" : result.error().what()));

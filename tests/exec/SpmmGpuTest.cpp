@@ -94,7 +94,7 @@ void checkAgainst(const ref::TensorMap &expected, const DeviceTensors &actual, c
 void runAndCheck(const Expected &e, graph::Graph &g, Variant variant, int64_t padding, const std::string &what) {
   DeviceGraph dg(g);
   RunnerOptions options;
-  options.variant = variant;
+  options.rule.variant = variant;
   LayerRunner runner(e.lowered, dg, options);
   const UploadedTensors in(e.inputs, padding);
   checkAgainst(e.outputs, runner.forward(in.tensors()), what + " forward");

@@ -83,7 +83,7 @@ TEST_CASE("the runner allocates no more than its memory estimate, and not much l
       CAPTURE(variantName(variant));
       const lower::LoweredLayer lowered = lower::lowerLayer(layers::buildLayer(c.layer, c.options));
       RunnerOptions options;
-      options.variant = variant;
+      options.rule.variant = variant;
       const MemoryEstimate estimate = runnerMemory(lowered, g, options, true);
       OwnedTensors inputs;
       for (const dsl::InputPtr &in : lowered.layer.inputs())

@@ -99,7 +99,7 @@ TEST_CASE("the runner's estimate: outputs, gradients, graph arrays and scratch o
   o.dim = 32;
   const lower::LoweredLayer gcn = lower::lowerLayer(layers::gcn(o));
   exec::RunnerOptions options;
-  options.variant = exec::Variant::Generated;
+  options.rule.variant = exec::Variant::Generated;
   const MemoryEstimate fwd = exec::runnerMemory(gcn, g, options, false);
   CHECK(itemBytes(fwd, "output 'out'") == 1000 * 32 * 4);
   CHECK(itemBytes(fwd, "CSR on the device") == 1001 * 4 + 1000 * 4);
@@ -110,7 +110,7 @@ TEST_CASE("the runner's estimate: outputs, gradients, graph arrays and scratch o
   CHECK(itemBytes(both, "transposed CSR on the device") == 1001 * 4 + 1000 * 4);
   CHECK(exec::deviceTensorMemory(gcn.layer.inputs(), g, "input").total() == 1000 * 32 * 4);
 
-  options.variant = exec::Variant::Cusparse;
+  options.rule.variant = exec::Variant::Cusparse;
   CHECK(itemBytes(exec::runnerMemory(gcn, g, options, false), "cuSPARSE matrix values and workspace") == 2 * 1000 * 4);
 
   // GIN's trained eps: a node sum's partials.
@@ -126,7 +126,7 @@ TEST_CASE("a width the kernels cannot launch is refused when planning, before al
   o.dim = 10'000'000;
   const lower::LoweredLayer gcn = lower::lowerLayer(layers::gcn(o));
   exec::RunnerOptions generated;
-  generated.variant = exec::Variant::Generated;
+  generated.rule.variant = exec::Variant::Generated;
   const std::string error = test::userErrorText([&] { (void)exec::runnerMemory(gcn, g, generated, false); });
   CHECK(error.find("rows of 10000000 floats on a graph of 1000 nodes") != std::string::npos);
   CHECK(error.find("x 78125 blocks, beyond CUDA's 2147483647 x 65535") != std::string::npos);

@@ -1,4 +1,4 @@
-#include "lower/KernelPlan.h"
+#include "lower/Stages.h"
 
 #include "dsl/Printer.h"
 

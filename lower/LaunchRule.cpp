@@ -1,0 +1,69 @@
+#include "lower/LaunchRule.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gnnjit::lower {
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+int64_t nodeSumPartials(int64_t rows) { return std::clamp<int64_t>(ceilDiv(rows, 256), 1, 1024); }
+
+Grid LaunchRule::grid(const GridCounts &c) const {
+  switch (kind) {
+  case Kind::SpmmRows:
+    return {ceilDiv(c.rows * lanes, block), ceilDiv(width, tile)};
+  case Kind::SpmmSegments:
+    return {ceilDiv(c.segments * lanes, block), ceilDiv(width, tile)};
+  case Kind::SpmmCombine:
+    return {ceilDiv(c.heavyRows * lanes, block), ceilDiv(width, tile)};
+  case Kind::CusparseValues:
+    return {ceilDiv(c.rows * 32, block), 1};
+  case Kind::NodeSumPartials:
+    return {nodeSumPartials(c.rows), 1};
+  case Kind::NodeSumFinish:
+    return {ceilDiv(width, block), 1};
+  case Kind::NodeOutputs:
+    return {ceilDiv(c.rows * width, block), 1};
+  case Kind::GlobalOutputs:
+    return {ceilDiv(width, block), 1};
+  }
+  return {};
+}
+
+std::string LaunchRule::describe() const {
+  switch (kind) {
+  case Kind::SpmmRows:
+    return fmt::format("x: ceil(num_rows * group / block), y: ceil(F / tile_width) = {} (group={}, block={}, F={}, "
+                       "tile_width={})",
+                       ceilDiv(width, tile), lanes, block, width, tile);
+  case Kind::SpmmSegments:
+  case Kind::SpmmCombine:
+    return fmt::format("x: ceil({} * segment_group / block), y: ceil(F / segment_tile_width) = {} (segment_group={}, "
+                       "block={}, F={}, segment_tile_width={}; only when some row has more than heavy_threshold={} "
+                       "edges)",
+                       kind == Kind::SpmmSegments ? "num_segments" : "num_heavy_rows", ceilDiv(width, tile), lanes,
+                       block, width, tile, heavyThreshold);
+  case Kind::CusparseValues:
+    return fmt::format("x: ceil(num_rows * 32 / {}) (one warp per row; the values are built once per graph, then "
+                       "cuSPARSE multiplies)",
+                       block);
+  case Kind::NodeSumPartials:
+    return fmt::format("x: num_partials = min(1024, max(1, ceil(num_rows / 256))) (block={})", block);
+  case Kind::NodeSumFinish:
+    return fmt::format("x: ceil(F / {}) = {} (F={}, block={})", block, ceilDiv(width, block), width, block);
+  case Kind::NodeOutputs:
+    return fmt::format("x: ceil(num_rows * width / block) (width={}, block={})", width, block);
+  case Kind::GlobalOutputs:
+    return fmt::format("x: ceil(num_rows * width / block) = {} (num_rows=1, width={}, block={})", ceilDiv(width, block),
+                       width, block);
+  }
+  return "?";
+}
+
+} // namespace gnnjit::lower

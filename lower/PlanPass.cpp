@@ -1,0 +1,219 @@
+#include "lower/KernelPlan.h"
+#include "lower/Planners.h"
+
+#include "dsl/IRVisitor.h"
+#include "dsl/Printer.h"
+#include "support/Error.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace gnnjit::lower {
+
+using namespace gnnjit::dsl;
+using llvm::cast;
+using llvm::isa;
+
+std::string_view passName(Pass pass) { return pass == Pass::Forward ? "fwd" : "bwd"; }
+
+Direction directionOf(const AggregationStage &stage) {
+  return cast<Aggregate>(stage.aggregate.get())->over() == Over::OutEdges ? Direction::Out : Direction::In;
+}
+
+const std::vector<AggregationStage> &stagesOf(const LoweredLayer &lowered, Pass pass) {
+  return pass == Pass::Forward ? lowered.forward : lowered.backward.stages;
+}
+
+bool isElementwiseIn(const ExprPtr &root, const ExprNode &aggregate) {
+  std::set<const ExprNode *> reaches; // nodes that depend on the aggregate
+  for (const ExprPtr &n : postOrder({root})) {
+    if (n.get() == &aggregate) {
+      reaches.insert(n.get());
+      continue;
+    }
+    bool depends = false;
+    for (const ExprPtr &op : n->operands())
+      depends |= reaches.count(op.get()) > 0;
+    if (!depends)
+      continue;
+    if (!(isa<Unary>(n.get()) || isa<Binary>(n.get()) || isa<Select>(n.get())) || n->shape() != aggregate.shape())
+      return false;
+    reaches.insert(n.get());
+  }
+  return reaches.count(root.get()) > 0;
+}
+
+bool cusparseCanRun(const AggregationStage &stage) {
+  return stage.family == Family::SpMM && stage.scalarWeight && isPlainGather(stage);
+}
+
+namespace {
+
+bool contains(const ExprPtr &root, const ExprNode &node) {
+  for (const ExprPtr &n : postOrder({root}))
+    if (n.get() == &node)
+      return true;
+  return false;
+}
+
+/// The number of aggregate nodes (of `all`) that `root` reads.
+int countAggregates(const ExprPtr &root, const std::vector<AggregationStage> &all) {
+  int count = 0;
+  for (const AggregationStage &s : all)
+    count += contains(root, *s.aggregate) ? 1 : 0;
+  return count;
+}
+
+ExprPtr sumOfTerms(const std::vector<ExprPtr> &terms) {
+  ExprPtr sum;
+  for (const ExprPtr &t : terms)
+    sum = sum ? Binary::make(BinaryOp::Add, sum, t) : t;
+  return sum;
+}
+
+std::string shortText(const AggregationStage &s) {
+  const auto *agg = cast<Aggregate>(s.aggregate.get());
+  return fmt::format("aggregate[{}, {}] {}", reduceName(agg->reduce()), overName(agg->over()),
+                     shapeText(s.aggregate->shape()));
+}
+
+/// Refuses what has no generated kernels yet, before anything is planned.
+void checkGenerated(const LoweredLayer &lowered, Pass pass, const std::vector<Target> &targets) {
+  const std::string &layer = lowered.layer.name();
+  for (const AggregationStage &s : stagesOf(lowered, pass)) {
+    const auto *agg = cast<Aggregate>(s.aggregate.get());
+    const bool nodeSum = agg->over() == Over::AllNodes && agg->reduce() == Reduce::Sum;
+    if (s.family != Family::SpMM && !nodeSum)
+      throwUserError("layer {}: kernels of the {} family ({}) are not generated yet; run it with --backend cpu. "
+                     "The {} aggregation:\n{}",
+                     layer, familyName(s.family), s.reason, pass == Pass::Forward ? "forward" : "backward",
+                     printExpr(s.aggregate));
+  }
+  for (const Target &t : targets)
+    if (t.value)
+      for (const ExprPtr &n : postOrder({t.value}))
+        if (isa<Saved>(n.get()) || isa<EdgeSoftmax>(n.get()))
+          throwUserError("layer {}: the {} pass reads {} (saved forward values or softmax); only SpMM-family "
+                         "layers are generated yet",
+                         layer, pass == Pass::Forward ? "forward" : "backward", printExpr(n));
+}
+
+} // namespace
+
+std::vector<Target> targetsOf(const LoweredLayer &lowered, Pass pass) {
+  std::vector<Target> targets;
+  if (pass == Pass::Forward) {
+    for (const LayerOutput &o : lowered.layer.outputs())
+      targets.push_back({o.name, o.value, false, o.value->shape().size()});
+    return targets;
+  }
+  for (const InputGradient &g : lowered.backward.plan.gradients) {
+    const InputDecl &in = *g.input;
+    if (in.kind == InputKind::Edge && !g.terms.empty())
+      throwUserError("layer {}: the gradient of edge input '{}' is not generated yet (no SpMM-family kernel "
+                     "writes per-edge values)",
+                     lowered.layer.name(), in.name);
+    targets.push_back({in.name, sumOfTerms(g.terms), in.kind == InputKind::Param, in.shape.size()});
+  }
+  return targets;
+}
+
+StageFusion fusionOf(const LoweredLayer &lowered, Pass pass, size_t k) {
+  const std::vector<AggregationStage> &stages = stagesOf(lowered, pass);
+  const std::vector<Target> targets = targetsOf(lowered, pass);
+  const AggregationStage &s = stages[k];
+  // The one target this aggregate could be fused into: it must be the
+  // aggregate's only reader (another aggregation reading it needs a buffer).
+  StageFusion f;
+  int users = 0;
+  for (size_t t = 0; t < targets.size(); ++t)
+    if (targets[t].value && contains(targets[t].value, *s.aggregate))
+      f.target = static_cast<int>(t), ++users;
+  bool readByAggregation = false;
+  for (size_t other = 0; other < stages.size(); ++other)
+    readByAggregation |= other != k && contains(cast<Aggregate>(stages[other].aggregate.get())->message(), *s.aggregate);
+  if (users != 1 || readByAggregation)
+    return {-1, false, false};
+  const Target &t = targets[static_cast<size_t>(f.target)];
+  f.fusable = !t.global && countAggregates(t.value, stages) == 1 && isElementwiseIn(t.value, *s.aggregate);
+  f.direct = f.fusable && t.value.get() == s.aggregate.get();
+  if (!f.fusable)
+    f.target = -1;
+  return f;
+}
+
+std::string PlanContext::label(const std::string &what) const {
+  return fmt::format("{}_{}", passName(plan.pass), what);
+}
+
+std::string PlanContext::entryBase(const std::string &label) const {
+  return fmt::format("gnnjit_{}_{}", plan.layer, label);
+}
+
+int PlanContext::addScratch(const ExprNode &aggregate, int64_t width, bool global) {
+  const int index = static_cast<int>(plan.scratch.size());
+  plan.scratch.push_back({width, global});
+  plan.scratchOf[&aggregate] = index;
+  return index;
+}
+
+PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &config) {
+  PassPlan plan;
+  plan.pass = pass;
+  plan.layer = lowered.layer.name();
+  plan.index = config.index;
+  plan.weighted = config.weighted;
+  plan.targets = targetsOf(lowered, pass);
+  checkGenerated(lowered, pass, plan.targets);
+  const std::vector<AggregationStage> &stages = stagesOf(lowered, pass);
+  if (config.stages.size() != stages.size())
+    throwInternalError("layer {}: {} stage configs for the {} stages of the {} pass", plan.layer, config.stages.size(),
+                       stages.size(), passName(pass));
+
+  PlanContext context{lowered, stages, plan, std::vector<bool>(plan.targets.size(), false)};
+  for (size_t k = 0; k < stages.size(); ++k) {
+    if (cast<Aggregate>(stages[k].aggregate.get())->over() == Over::AllNodes) {
+      planNodeSum(context, k);
+      continue;
+    }
+    const auto *spmm = std::get_if<SpmmConfig>(&config.stages[k]);
+    if (!spmm)
+      throwInternalError("layer {}: stage {} of the {} pass has no SpMM config", plan.layer, k, passName(pass));
+    planSpmmStage(context, k, *spmm);
+  }
+  planNodeOutputs(context);
+  return plan;
+}
+
+const Target &PassPlan::target(std::string_view name) const {
+  for (const Target &t : targets)
+    if (t.name == name)
+      return t;
+  throwInternalError("pass {} has no target '{}'", passName(pass), name);
+}
+
+std::string PassPlan::describe() const {
+  struct Describe {
+    const PassPlan &plan;
+    std::string operator()(const SpmmStep &s) const {
+      const std::string to = s.target.empty() ? fmt::format("agg{}", s.aggregate) : s.target;
+      if (s.cusparse())
+        return fmt::format("spmm {} [cusparse] -> {}\n", shortText(s.stage), to);
+      return fmt::format("spmm {} [generated {}] -> {}\n", shortText(s.stage), s.config.print(), to);
+    }
+    std::string operator()(const NodeSumStep &s) const {
+      return fmt::format("node sum {} -> agg{}\n", shortText(s.stage), s.aggregate);
+    }
+    std::string operator()(const NodeOutputsStep &s) const {
+      return fmt::format("{} outputs ({})\n", s.global ? "global" : "node", s.kernels.front().entry);
+    }
+    std::string operator()(const ZeroStep &s) const { return fmt::format("zero {}\n", s.target); }
+  };
+  std::string text;
+  for (const Step &step : steps)
+    text += std::visit(Describe{*this}, step);
+  return text;
+}
+
+} // namespace gnnjit::lower

@@ -1,0 +1,81 @@
+// The SpMM family's planner: one step per aggregation, by the generated CSR
+// kernel (fused with the element-wise epilogue of the one target that reads
+// it) or by cuSPARSE (whose matrix values a small generated kernel computes
+// once per graph), with the entry points and launch rules of each.
+#include "lower/Planners.h"
+
+#include "support/Error.h"
+
+#include <fmt/format.h>
+
+namespace gnnjit::lower {
+
+using namespace gnnjit::dsl;
+using llvm::cast;
+
+namespace {
+
+void checkConfig(const std::string &layer, const SpmmConfig &t) {
+  auto groupOk = [](int g) { return g >= 1 && g <= 32 && (g & (g - 1)) == 0; };
+  if (!groupOk(t.group) || !groupOk(t.segmentGroup) || (t.vec != 1 && t.vec != 2 && t.vec != 4) || t.chunks < 1 ||
+      t.segmentChunks < 1 || t.blockThreads % 32 != 0 || t.blockThreads < 32 || t.blockThreads > 1024 ||
+      t.heavyThreshold < 0 || t.segmentLength < 1 || t.cusparseAlgorithm < 0 || t.cusparseAlgorithm > 3)
+    throwInternalError("layer {}: bad SpMM config {}", layer, t.print());
+}
+
+std::vector<KernelEntry> generatedEntries(const std::string &base, const SpmmConfig &t, int64_t width) {
+  std::vector<KernelEntry> entries;
+  LaunchRule rows{LaunchRule::Kind::SpmmRows, t.blockThreads, t.group, width, t.tileWidth(), 0};
+  entries.push_back({base + "_rows", rows});
+  if (t.heavyThreshold > 0) {
+    LaunchRule segments{LaunchRule::Kind::SpmmSegments, t.blockThreads, t.segmentGroup, width, t.segmentTileWidth(),
+                        t.heavyThreshold};
+    LaunchRule combine = segments;
+    combine.kind = LaunchRule::Kind::SpmmCombine;
+    entries.push_back({base + "_segments", segments});
+    entries.push_back({base + "_combine", combine});
+  }
+  return entries;
+}
+
+} // namespace
+
+void planSpmmStage(PlanContext &c, size_t k, const SpmmConfig &config) {
+  const AggregationStage &s = c.stages[k];
+  checkConfig(c.plan.layer, config);
+  const StageFusion fusion = fusionOf(c.lowered, c.plan.pass, k);
+  SpmmStep step;
+  step.stage = s;
+  step.config = config;
+  step.direction = directionOf(s);
+  step.label = c.label(fmt::format("agg{}", k));
+  const int64_t width = s.aggregate->shape().size();
+  const std::string base = c.entryBase(step.label);
+  if (step.cusparse()) {
+    if (!cusparseCanRun(s))
+      throwInternalError("layer {}: cuSPARSE chosen for a stage it cannot run", c.plan.layer);
+    step.gathered = cast<InputRef>(s.value.get())->input()->name;
+    step.kernels.push_back({base + "_values", LaunchRule{LaunchRule::Kind::CusparseValues, 256, 32, 1, 1, 0}});
+  } else {
+    if (config.vec > 1 && !(isPlainGather(s) && width % config.vec == 0))
+      throwInternalError("layer {}: vector width {} for a value that is not a plain gathered input of width divisible "
+                         "by it",
+                         c.plan.layer, config.vec);
+    step.kernels = generatedEntries(base, config, width);
+    if (fusion.fusable)
+      step.fusedOutput = c.plan.targets[static_cast<size_t>(fusion.target)].value;
+  }
+  // cuSPARSE writes a target only when it is the aggregate itself; the
+  // generated kernel also when the epilogue is element-wise in it.
+  const bool toTarget = step.cusparse() ? fusion.direct : fusion.fusable;
+  if (toTarget) {
+    step.target = c.plan.targets[static_cast<size_t>(fusion.target)].name;
+    c.written[static_cast<size_t>(fusion.target)] = true;
+  } else {
+    step.fusedOutput = nullptr;
+    step.aggregate = c.addScratch(*s.aggregate, width, false);
+  }
+  c.plan.steps.push_back(std::move(step));
+}
+
+} // namespace gnnjit::lower

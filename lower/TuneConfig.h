@@ -1,0 +1,55 @@
+// How each kernel is shaped: one plain config struct per kernel family, one
+// per aggregation stage of a pass. Lowering decides what runs; a config
+// decides how (and, for SpMM, whether cuSPARSE or the generated kernel runs
+// it). The tuning rule (exec/Tuning.h) makes these from a graph's degree
+// statistics; the autotuner will record and replay them as data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace gnnjit::lower {
+
+/// The graph's CSR index type, as kernels declare index_t.
+enum class IndexWidth : uint8_t { I32, I64 };
+
+/// An SpMM-family aggregation: cuSPARSE, or the generated CSR kernel shaped
+/// as below (codegen/device/spmm.cuh says what each number does).
+struct SpmmConfig {
+  enum class Backend : uint8_t { Generated, Cusparse };
+  Backend backend = Backend::Generated;
+  int group = 32;         ///< lanes per light row: 1, 2, 4, 8, 16 or 32
+  int chunks = 1;         ///< vectors per lane per tile, light rows
+  int vec = 4;            ///< floats per lane access: 1, 2 or 4 (vector loads need aligned rows)
+  int blockThreads = 256; ///< a multiple of 32
+  /// Rows with more edges than this are split into segments of
+  /// segmentLength edges, each summed by a group of segmentGroup lanes;
+  /// 0: no split.
+  int64_t heavyThreshold = 0;
+  int64_t segmentLength = 256;
+  int segmentGroup = 32;
+  int segmentChunks = 1;
+  /// cuSPARSE's CSR algorithm (1, 2 or 3); 0: the fastest, timed on first use.
+  int cusparseAlgorithm = 0;
+
+  int tileWidth() const { return group * vec * chunks; }
+  int segmentTileWidth() const { return segmentGroup * vec * segmentChunks; }
+  std::string print() const;
+  bool operator==(const SpmmConfig &) const = default;
+};
+
+/// The config of one aggregation stage, by family; monostate for a stage
+/// nothing tunes (a sum over all nodes).
+using StageConfig = std::variant<std::monostate, SpmmConfig>;
+
+/// What planning a pass is handed: the graph facts kernels are compiled
+/// for, and one config per aggregation stage (in the pass's stage order).
+struct PassConfig {
+  IndexWidth index = IndexWidth::I32;
+  bool weighted = false; ///< the graph has edge weights (else edgeWeight reads 1)
+  std::vector<StageConfig> stages;
+};
+
+} // namespace gnnjit::lower
