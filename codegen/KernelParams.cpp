@@ -70,4 +70,23 @@ std::string ParamList::signature() const {
   return s;
 }
 
+std::string ParamList::names() const {
+  std::string s;
+  for (const KernelParam &p : params_)
+    s += fmt::format("{}{}", s.empty() ? "" : ", ", p.name);
+  return s;
+}
+
+std::string ParamList::members() const {
+  std::string s;
+  for (const KernelParam &p : params_)
+    s += fmt::format("{} {};\n", p.ctype, p.name);
+  return s;
+}
+
+void ParamList::append(const ParamList &other) {
+  for (const KernelParam &p : other.params())
+    use(p.kind, p.ref, p.name, p.ctype);
+}
+
 } // namespace gnnjit::codegen

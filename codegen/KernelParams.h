@@ -51,6 +51,13 @@ public:
   const std::vector<KernelParam> &params() const { return params_; }
   /// "const float* __restrict__ x, long long x_ld, ...".
   std::string signature() const;
+  /// "x, x_ld, ...": the names in order, to pass them on.
+  std::string names() const;
+  /// One member declaration per parameter ("const float* __restrict__ x;"),
+  /// for the struct a kernel hands a device skeleton.
+  std::string members() const;
+  /// Uses every parameter of `other` too, in its order.
+  void append(const ParamList &other);
 
 private:
   std::vector<KernelParam> params_;

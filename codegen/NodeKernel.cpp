@@ -40,6 +40,26 @@ std::string kernelSignature(const std::string &entry, int blockThreads, const Pa
                      params.signature());
 }
 
+void preamble(SourceWriter &w) {
+  w.line("#include \"gnnjit/gnnjit_device.cuh\"");
+  w.line("#include \"gnnjit/node.cuh\"");
+  w.blank();
+  w.line("namespace {{");
+}
+
+/// The Ops struct a skeleton calls: the parameters its member reads, then
+/// the member; closes the anonymous namespace.
+void opsStruct(SourceWriter &w, const std::string &layer, const std::string &what, const ParamList &ops,
+               const SourceWriter &members) {
+  w.comment(fmt::format("Layer {}: {}.", layer, what));
+  {
+    auto st = w.scopeClosedBy("};", "struct Ops");
+    w.text(ops.members());
+    w.text(withoutTrailingNewlines(members.str()));
+  }
+  w.line("}} // namespace");
+}
+
 std::string finish(const std::string &layer, const std::string &entry, int blockThreads, SourceWriter &&w) {
   ProvenanceInfo info;
   info.layer = layer;
@@ -57,44 +77,44 @@ GeneratedModule generateNodeKernel(const lower::PassPlan &plan, const lower::Nod
     throwInternalError("a node kernel with no outputs");
   const NodeKernelSpec spec{plan.layer, step.label, step, plan.scratchOf, step.global,
                             step.kernels.at(0).launch.block};
-  const int64_t widest = step.width;
-  GeneratedModule module;
-  module.name = fmt::format("{}_{}", spec.layer, spec.label);
-  GeneratedKernel kernel;
-  kernel.entry = step.kernels.at(0).entry;
-  kernel.blockThreads = spec.blockThreads;
-
-  ParamList params;
   LeafPlaces places;
   if (!spec.global)
     places.srcNode = places.dstNode = "row";
   places.inBuffers = spec.aggregateBuffers;
   places.bufferRow = spec.global ? "0" : "row";
-  SourceWriter body;
-  const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
-  body.line("const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;");
-  body.line("const long long row = t / {};", widest);
-  body.line("const int f = (int)(t % {});", widest);
-  body.line("if (row >= {}) return;", rows);
-  for (const lower::NodeOutputsStep::Output &o : spec.step.outputs) {
-    const Shape s = o.value->shape();
-    auto inside = body.scope("if (f < {})", s.size());
-    body.line("const int h = f / {0}, d = f % {0};", s.dim);
-    body.line("(void)h; (void)d;");
-    ExprEmitter emitter(body, kernelContext(params, places));
-    const std::string v = emitter.element(o.value, "h", "d");
-    const std::string data = params.use(ParamKind::OutputData, o.name, outputParamName(o.name), "float* __restrict__");
-    const std::string ld = params.use(ParamKind::OutputStride, o.name, outputStrideName(o.name), "long long");
-    body.line("{}[row * {} + f] = {};", data, ld, v);
+
+  ParamList ops;
+  SourceWriter members;
+  {
+    auto fn = members.scope("GNNJIT_DEVICE void compute(long long row, int f) const");
+    members.line("(void)row;");
+    for (const lower::NodeOutputsStep::Output &o : spec.step.outputs) {
+      const Shape s = o.value->shape();
+      auto inside = members.scope("if (f < {})", s.size());
+      members.line("const int h = f / {0}, d = f % {0};", s.dim);
+      members.line("(void)h; (void)d;");
+      ExprEmitter emitter(members, kernelContext(ops, places));
+      const std::string v = emitter.element(o.value, "h", "d");
+      const std::string data = ops.use(ParamKind::OutputData, o.name, outputParamName(o.name), "float* __restrict__");
+      const std::string ld = ops.use(ParamKind::OutputStride, o.name, outputStrideName(o.name), "long long");
+      members.line("{}[row * {} + f] = {};", data, ld, v);
+    }
   }
-  kernel.params = params.params();
+  ParamList params;
+  const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
+  params.append(ops);
+  GeneratedKernel kernel{step.kernels.at(0).entry, params.params(), spec.blockThreads};
+
   SourceWriter w;
-  w.line("#include \"gnnjit/gnnjit_device.cuh\"");
+  preamble(w);
+  opsStruct(w, spec.layer, "every output this step computes, one element per call", ops, members);
   w.blank();
   {
     auto fn = w.scope("{}", kernelSignature(kernel.entry, spec.blockThreads, params));
-    w.text(body.str());
+    w.line("gnnjit::device::nodeElements<{}>(Ops{{{}}}, {});", step.width, ops.names(), rows);
   }
+  GeneratedModule module;
+  module.name = fmt::format("{}_{}", spec.layer, spec.label);
   module.source = finish(spec.layer, kernel.entry, spec.blockThreads, std::move(w));
   module.kernels.push_back(std::move(kernel));
   checkEntries(module, step.kernels);
@@ -107,70 +127,55 @@ GeneratedModule generateNodeSumKernel(const lower::PassPlan &plan, const lower::
   const auto *agg = cast<Aggregate>(spec.aggregate.get());
   if (agg->over() != Over::AllNodes || agg->reduce() != Reduce::Sum)
     throwInternalError("node sum kernel for aggregate[{}, {}]", reduceName(agg->reduce()), overName(agg->over()));
-  const ExprPtr &message = agg->message();
   const Shape s = spec.aggregate->shape();
   const std::string base = fmt::format("gnnjit_{}_{}", spec.layer, spec.label);
   if (step.kernels.size() != 2 || step.kernels[0].entry != base + "_partial")
     throwInternalError("node sum {}: the plan's entries are not this generator's", spec.label);
+
+  LeafPlaces places;
+  places.srcNode = places.dstNode = "row";
+  places.inBuffers = spec.aggregateBuffers;
+  places.bufferRow = "row";
+  ParamList ops;
+  SourceWriter members;
+  {
+    auto fn = members.scope("GNNJIT_DEVICE float message(long long row, int f) const");
+    members.line("(void)row;");
+    members.line("const int h = f / DIM, d = f % DIM;");
+    members.line("(void)h; (void)d;");
+    ExprEmitter emitter(members, kernelContext(ops, places));
+    members.line("return {};", emitter.element(agg->message(), "h", "d"));
+  }
+
+  SourceWriter w;
+  preamble(w);
+  w.line("constexpr int F = {}, DIM = {}, BLOCK = {};", s.size(), s.dim, spec.blockThreads);
+  opsStruct(w, spec.layer, "the per-node value summed over all nodes", ops, members);
   GeneratedModule module;
   module.name = fmt::format("{}_{}", spec.layer, spec.label);
-  SourceWriter w;
-  w.line("#include \"gnnjit/gnnjit_device.cuh\"");
-  w.blank();
-  w.line("namespace {{ constexpr int F = {}, DIM = {}, BLOCK = {}; }}", s.size(), s.dim, spec.blockThreads);
   {
-    GeneratedKernel kernel{base + "_partial", {}, spec.blockThreads};
     ParamList params;
-    LeafPlaces places;
-    places.srcNode = places.dstNode = "row";
-    places.inBuffers = spec.aggregateBuffers;
-    places.bufferRow = "row";
-    SourceWriter body;
     const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
-    body.line("__shared__ float partial[BLOCK];");
-    auto elements = body.scope("for (int f = 0; f < F; ++f)");
-    body.line("const int h = f / DIM, d = f % DIM;");
-    body.line("(void)h; (void)d;");
-    body.line("float sum = 0.0f;");
-    {
-      auto loop = body.scope("for (long long row = blockIdx.x * (long long)BLOCK + threadIdx.x; row < {}; "
-                             "row += (long long)gridDim.x * BLOCK)",
-                             rows);
-      ExprEmitter emitter(body, kernelContext(params, places));
-      body.line("sum += {};", emitter.element(message, "h", "d"));
-    }
-    body.line("partial[threadIdx.x] = sum;");
-    body.line("__syncthreads();");
-    body.line("for (int half = BLOCK / 2; half > 0; half /= 2) {{");
-    body.line("  if ((int)threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];");
-    body.line("  __syncthreads();");
-    body.line("}}");
-    const std::string out = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-    body.line("if (threadIdx.x == 0) {}[blockIdx.x * (long long)F + f] = partial[0];", out);
-    body.line("__syncthreads(); // partial[] is reused by the next element");
-    elements.close();
-    kernel.params = params.params();
+    const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
+    params.append(ops);
+    GeneratedKernel kernel{base + "_partial", params.params(), spec.blockThreads};
+    w.blank();
     auto fn = w.scope("{}", kernelSignature(kernel.entry, spec.blockThreads, params));
-    w.text(body.str());
+    w.line("gnnjit::device::nodeSumPartial<F, BLOCK>(Ops{{{}}}, {}, {});", ops.names(), rows, partials);
     fn.close();
     module.kernels.push_back(std::move(kernel));
   }
-  w.blank();
   {
-    GeneratedKernel kernel{base + "_finish", {}, 32};
     ParamList params;
     const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
     const std::string count = params.use(ParamKind::NumPartials, "", "num_partials", "long long");
     const std::string out = params.use(ParamKind::AggregateData, std::to_string(spec.aggregateIndex),
                                        aggregateParamName(spec.aggregateIndex), "float* __restrict__");
+    GeneratedKernel kernel{base + "_finish", params.params(), 32};
+    w.blank();
     auto fn = w.scope("{}", kernelSignature(kernel.entry, 32, params));
-    w.line("const int f = blockIdx.x * blockDim.x + threadIdx.x;");
-    w.line("if (f >= F) return;");
-    w.line("float sum = 0.0f;");
-    w.line("for (long long b = 0; b < {}; ++b) sum += {}[b * F + f];", count, partials);
-    w.line("{}[f] = sum;", out);
+    w.line("gnnjit::device::nodeSumFinish<F>({}, {}, {});", partials, count, out);
     fn.close();
-    kernel.params = params.params();
     module.kernels.push_back(std::move(kernel));
   }
   module.source = finish(spec.layer, base, spec.blockThreads, std::move(w));

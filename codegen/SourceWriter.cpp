@@ -69,4 +69,10 @@ void SourceWriter::resetNames() {
   taken_.clear();
 }
 
+std::string_view withoutTrailingNewlines(std::string_view text) {
+  while (!text.empty() && text.back() == '\n')
+    text.remove_suffix(1);
+  return text;
+}
+
 } // namespace gnnjit::codegen

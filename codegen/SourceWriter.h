@@ -83,4 +83,8 @@ private:
   std::set<std::string, std::less<>> taken_;
 };
 
+/// `text` without the newlines it ends with, to nest one writer's lines in
+/// another without a blank line.
+std::string_view withoutTrailingNewlines(std::string_view text);
+
 } // namespace gnnjit::codegen

@@ -56,6 +56,9 @@ struct WeightFactors {
   std::vector<ExprPtr> rowScalar, rowElement;   ///< per row (and global): applied once after the sum
 };
 
+/// Writes an SpMM module: the layer's part as an `Ops` struct of device
+/// members (codegen/device/spmm.cuh says what each does), and one small
+/// entry point per skeleton the plan launches.
 class SpmmWriter {
 public:
   explicit SpmmWriter(const SpmmKernelSpec &spec) : spec_(spec), t_(spec.tuning) {
@@ -77,38 +80,32 @@ public:
   GeneratedModule writeValues() {
     if (!spec_.stage.scalarWeight)
       throwInternalError("edge values for a weight of shape {}", shapeText(spec_.stage.weight->shape()));
-    GeneratedModule module;
-    module.name = fmt::format("{}_{}_values", spec_.layer, spec_.label);
-    GeneratedKernel kernel;
-    kernel.entry = base_ + "_values";
-    kernel.blockThreads = 256;
-    ParamList params;
-    SourceWriter w;
-    const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
-    const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", "const index_t* __restrict__");
-    const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", "const index_t* __restrict__");
-    const std::string values = params.use(ParamKind::EdgeValues, "", "edge_values", "float* __restrict__");
-    w.line("const long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;");
-    w.line("if (row >= {}) return;", rows);
-    w.line("const int lane = threadIdx.x % 32;");
-    w.line("const long long begin = {0}[row], end = {0}[row + 1];", offsets);
+    ParamList ops;
+    SourceWriter members;
     {
-      auto loop = w.scope("for (long long p = begin + lane; p < end; p += 32)");
-      w.line("const index_t col = {}[p];", cols);
-      w.line("(void)col;");
+      auto fn = members.scope("GNNJIT_DEVICE float edgeValue(long long row, index_t col, long long p, long long begin, "
+                              "long long end) const");
+      members.line("(void)row; (void)col; (void)p; (void)begin; (void)end;");
       const std::string weight =
-          spec_.stage.weight ? product(w, params, edgePlaces(), {spec_.stage.weight}, "0", "0") : "1.0f";
-      w.line("{}[p] = {};", values, mean_ ? fmt::format("{} / (float)(end - begin)", weight) : weight);
+          spec_.stage.weight ? product(members, ops, edgePlaces(), {spec_.stage.weight}, "0", "0") : "1.0f";
+      members.line("return {};", mean_ ? fmt::format("{} / (float)(end - begin)", weight) : weight);
     }
-    kernel.params = params.params();
+    ParamList params;
+    const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
+    const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
+    const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", kIndexPointer);
+    const std::string values = params.use(ParamKind::EdgeValues, "", "edge_values", "float* __restrict__");
+    params.append(ops);
+    GeneratedKernel kernel{base_ + "_values", params.params(), 256};
+
     SourceWriter out;
-    out.line("#include \"gnnjit/gnnjit_device.cuh\"");
+    preamble(out, false);
+    opsStruct(out, ops, members, "the weight of each CSR position, one float (cuSPARSE's matrix values)");
     out.blank();
-    out.line("typedef {} index_t;", spec_.index == IndexWidth::I32 ? "int" : "long long");
     {
-      auto fn =
-          out.scope("extern \"C\" __global__ void __launch_bounds__(256) {}({})", kernel.entry, params.signature());
-      out.text(w.str());
+      auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__(256) {}({})", kernel.entry,
+                          params.signature());
+      out.line("gnnjit::device::spmmValues(Ops{{{}}}, {}, {}, {}, {});", ops.names(), rows, offsets, cols, values);
     }
     ProvenanceInfo info;
     info.layer = spec_.layer;
@@ -116,6 +113,8 @@ public:
     info.kernel = kernel.entry;
     info.tuning = {{"index", spec_.index == IndexWidth::I32 ? "int32" : "int64"}};
     info.degreeBucket = "all rows (cuSPARSE matrix values)";
+    GeneratedModule module;
+    module.name = fmt::format("{}_{}_values", spec_.layer, spec_.label);
     module.source = withProvenance(info, out.str());
     module.kernels.push_back(std::move(kernel));
     return module;
@@ -125,29 +124,25 @@ public:
     if (t_.vec > 1 && !(fastValue_ && F_ % t_.vec == 0 && factors_.edgeElement.empty()))
       throwInternalError("vector width {} for a value that is not a plain gathered input of width divisible by it",
                          t_.vec);
-    auto groupOk = [](int g) { return g >= 1 && g <= 32 && (g & (g - 1)) == 0; };
-    if (!groupOk(t_.group) || !groupOk(t_.segmentGroup) || (t_.vec != 1 && t_.vec != 2 && t_.vec != 4) ||
-        t_.chunks < 1 || t_.segmentChunks < 1 || t_.blockThreads % 32 != 0 || t_.blockThreads < 32 ||
-        t_.blockThreads > 1024 || t_.heavyThreshold < 0 || t_.segmentLength < 1)
-      throwInternalError("bad SpMM tuning {}", t_.print());
+    ParamList ops;
+    SourceWriter members;
+    rowScale(members, ops);
+    edgeWeight(members, ops);
+    gather(members, ops);
+    finish(members, ops);
+    outputRow(members, ops);
 
+    SourceWriter out;
+    preamble(out, true);
+    opsStruct(out, ops, members,
+              fmt::format("the layer's part of the aggregation: weights, the gathered value, the epilogue"));
     GeneratedModule module;
     module.name = fmt::format("{}_{}", spec_.layer, spec_.label);
-    SourceWriter w;
-    w.line("#include \"gnnjit/gnnjit_device.cuh\"");
-    w.blank();
-    w.line("typedef {} index_t;", spec_.index == IndexWidth::I32 ? "int" : "long long");
-    w.line("namespace {{");
-    w.line("constexpr int V = {};", t_.vec);
-    w.line("constexpr int F = {}, DIM = {};", F_, shape_.dim);
-    if (t_.heavyThreshold > 0)
-      w.line("constexpr long long HEAVY = {}, SEGMENT = {};", t_.heavyThreshold, t_.segmentLength);
-    w.line("}} // namespace");
     for (Entry entry : {Entry::Rows, Entry::Segments, Entry::Combine}) {
       if (entry != Entry::Rows && t_.heavyThreshold == 0)
         continue;
-      w.blank();
-      module.kernels.push_back(writeEntry(w, entry));
+      out.blank();
+      module.kernels.push_back(writeEntry(out, ops, entry));
     }
     ProvenanceInfo info;
     info.layer = spec_.layer;
@@ -166,12 +161,13 @@ public:
     info.degreeBucket = t_.heavyThreshold > 0 ? fmt::format("rows of <= {} edges; heavier rows in segments of {}",
                                                             t_.heavyThreshold, t_.segmentLength)
                                               : "all rows";
-    module.source = withProvenance(info, w.str());
+    module.source = withProvenance(info, out.str());
     return module;
   }
 
 private:
   enum class Entry { Rows, Segments, Combine };
+  static constexpr const char *kIndexPointer = "const index_t* __restrict__";
 
   Level rowLevel() const { return overIn_ ? Level::Dst : Level::Src; }
 
@@ -214,39 +210,55 @@ private:
     return p.empty() ? "1.0f" : p;
   }
 
-  void zeroAccumulators(SourceWriter &w) {
-    w.line("float acc[CH][V];");
-    w.line("#pragma unroll");
-    w.line("for (int c = 0; c < CH; ++c)");
-    w.line("  #pragma unroll");
-    w.line("  for (int v = 0; v < V; ++v) acc[c][v] = 0.0f;");
+  void preamble(SourceWriter &out, bool constants) {
+    out.line("#include \"gnnjit/gnnjit_device.cuh\"");
+    out.line("#include \"gnnjit/spmm.cuh\"");
+    out.blank();
+    out.line("typedef {} index_t;", spec_.index == IndexWidth::I32 ? "int" : "long long");
+    out.line("namespace {{");
+    if (constants) {
+      out.line("constexpr int V = {};", t_.vec);
+      out.line("constexpr int F = {}, DIM = {};", F_, shape_.dim);
+      if (t_.heavyThreshold > 0)
+        out.line("constexpr long long HEAVY = {}, SEGMENT = {};", t_.heavyThreshold, t_.segmentLength);
+    }
   }
 
-  /// acc += weight * value over CSR positions [begin, end) of `row`.
-  void accumulate(SourceWriter &w, ParamList &params) {
-    const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", "const index_t* __restrict__");
-    const LeafPlaces places = edgePlaces();
-    auto batch = w.scope("for (long long base = begin; base < end; base += G)");
-    w.line("index_t my_col = 0;");
-    w.line("float my_w = 0.0f;");
+  /// The Ops struct: the parameters the members read, then the members.
+  void opsStruct(SourceWriter &out, const ParamList &ops, const SourceWriter &members, const std::string &what) {
+    out.blank();
+    out.comment(fmt::format("Layer {}: {}.", spec_.layer, what));
     {
-      auto load = w.scope("if (base + lane < end)");
-      w.line("const long long p = base + lane;");
-      w.line("const index_t col = {}[p];", cols);
-      w.line("my_col = col;");
-      w.line("my_w = {};", product(w, params, places, factors_.edgeScalar, "0", "0"));
+      auto st = out.scopeClosedBy("};", "struct Ops");
+      out.text(ops.members());
+      out.text(withoutTrailingNewlines(members.str()));
     }
-    w.line("const int n = (int)min((long long)G, end - base);");
-    w.line("#pragma unroll 8");
-    auto edges = w.scope("for (int k = 0; k < n; ++k)");
-    w.line("const index_t col = __shfl_sync(mask, my_col, k, G);");
-    w.line("const float w = __shfl_sync(mask, my_w, k, G);");
-    w.line("const long long p = base + k;");
-    w.line("(void)p;");
-    w.line("#pragma unroll");
-    auto chunks = w.scope("for (int c = 0; c < CH; ++c)");
-    w.line("const int f = tile0 + (c * G + lane) * V;");
-    auto inside = w.scope("if (F % TILE == 0 || f < F)"); // constant when tiles cover F exactly
+    out.line("}} // namespace");
+  }
+
+  /// The row's scalar factor (and 1 / size for a mean), which the skeleton
+  /// computes before the edge loop so its loads overlap the gathers.
+  void rowScale(SourceWriter &w, ParamList &params) {
+    auto fn = w.scope("GNNJIT_DEVICE float rowScale(long long row, long long begin, long long end) const");
+    w.line("(void)row; (void)begin; (void)end;");
+    w.line("float scale = {};", product(w, params, rowPlaces(), factors_.rowScalar, "0", "0"));
+    if (mean_)
+      w.line("scale = end > begin ? scale / (float)(end - begin) : 0.0f;");
+    w.line("return scale;");
+  }
+
+  void edgeWeight(SourceWriter &w, ParamList &params) {
+    auto fn = w.scope("GNNJIT_DEVICE float edgeWeight(long long row, index_t col, long long p) const");
+    w.line("(void)row; (void)col; (void)p;");
+    w.line("return {};", product(w, params, edgePlaces(), factors_.edgeScalar, "0", "0"));
+  }
+
+  /// acc[v] += w * value: a 16-byte gather of a plain input, or element by
+  /// element (V = 1) with the per-element weights.
+  void gather(SourceWriter &w, ParamList &params) {
+    auto fn = w.scope(
+        "GNNJIT_DEVICE void gather(float (&acc)[V], float w, long long row, index_t col, long long p, int f) const");
+    w.line("(void)row; (void)col; (void)p;");
     if (fastValue_) {
       const auto *ref = cast<InputRef>(spec_.stage.value.get());
       const std::string &name = ref->input()->name;
@@ -256,7 +268,7 @@ private:
       w.line("float x[V];");
       w.line("gnnjit::device::ldgVecAligned<float, V>({} + (long long)col * {} + f, x);", data, ld);
       w.line("#pragma unroll");
-      w.line("for (int v = 0; v < V; ++v) acc[c][v] += w * x[v];");
+      w.line("for (int v = 0; v < V; ++v) acc[v] += w * x[v];");
       return;
     }
     w.line("const int h = f / DIM, d = f % DIM;");
@@ -264,22 +276,29 @@ private:
     std::vector<ExprPtr> perElement = factors_.edgeElement;
     if (spec_.stage.value)
       perElement.push_back(spec_.stage.value);
-    w.line("acc[c][0] += w * {};", product(w, params, places, perElement, "h", "d"));
+    w.line("acc[0] += w * {};", product(w, params, edgePlaces(), perElement, "h", "d"));
   }
 
-  /// The row's scalar factor (and 1 / size for a mean), emitted before the
-  /// edge loop so its loads overlap the gathers.
-  void rowScale(SourceWriter &w, ParamList &params) {
-    w.line("float scale = {};", product(w, params, rowPlaces(), factors_.rowScalar, "0", "0"));
-    if (mean_)
-      w.line("scale = end > begin ? scale / (float)(end - begin) : 0.0f;");
-  }
-
-  /// Applies the epilogue to the sums and writes the row's tile: one vector
-  /// store per chunk when V > 1 (then F % V == 0 and the runner's buffers
-  /// have rows of F floats, so every vector is aligned).
-  void epilogue(SourceWriter &w, ParamList &params) {
+  /// Element f of the result from the scaled sum: per-element row factors,
+  /// then the fused epilogue when the step writes a target.
+  void finish(SourceWriter &w, ParamList &params) {
+    auto fn = w.scope("GNNJIT_DEVICE float finish(long long row, int f, float sum) const");
+    w.line("(void)row;");
+    w.line("const int h = f / DIM, d = f % DIM;");
+    w.line("(void)h; (void)d;");
     const LeafPlaces places = rowPlaces();
+    w.line("const float a = sum * {};", product(w, params, places, factors_.rowElement, "h", "d"));
+    std::string result = "a";
+    if (spec_.fusedOutput) {
+      LeafPlaces withAggregate = places;
+      withAggregate.inVariables[spec_.stage.aggregate.get()] = "a";
+      ExprEmitter emitter(w, kernelContext(params, withAggregate));
+      result = emitter.element(spec_.fusedOutput, "h", "d");
+    }
+    w.line("return {};", result);
+  }
+
+  void outputRow(SourceWriter &w, ParamList &params) {
     const bool toOutput = static_cast<bool>(spec_.fusedOutput);
     const std::string ref = toOutput ? spec_.outputName : std::to_string(spec_.aggregateIndex);
     const std::string data =
@@ -288,112 +307,49 @@ private:
     const std::string ld =
         params.use(toOutput ? ParamKind::OutputStride : ParamKind::AggregateStride, ref,
                    toOutput ? outputStrideName(ref) : aggregateStrideName(spec_.aggregateIndex), "long long");
-    w.line("#pragma unroll");
-    auto chunks = w.scope("for (int c = 0; c < CH; ++c)");
-    w.line("const int f0 = tile0 + (c * G + lane) * V;");
-    w.line("if (F % TILE != 0 && f0 >= F) continue;");
-    w.line("float result[V];");
-    w.line("#pragma unroll");
-    {
-      auto lanes = w.scope("for (int v = 0; v < V; ++v)");
-      w.line("const int f = f0 + v;");
-      w.line("const int h = f / DIM, d = f % DIM;");
-      w.line("(void)h; (void)d;");
-      w.line("const float a = acc[c][v] * scale * {};", product(w, params, places, factors_.rowElement, "h", "d"));
-      std::string result = "a";
-      if (spec_.fusedOutput) {
-        LeafPlaces withAggregate = places;
-        withAggregate.inVariables[spec_.stage.aggregate.get()] = "a";
-        ExprEmitter emitter(w, kernelContext(params, withAggregate));
-        result = emitter.element(spec_.fusedOutput, "h", "d");
-      }
-      w.line("result[v] = {};", result);
-    }
-    if (t_.vec > 1)
-      w.line("gnnjit::device::storeVecAligned<float, V>({} + (long long)row * {} + f0, result);", data, ld);
-    else
-      w.line("{}[(long long)row * {} + f0] = result[0];", data, ld);
+    w.line("GNNJIT_DEVICE float *outputRow(long long row) const {{ return {} + row * {}; }}", data, ld);
   }
 
-  /// The group's prologue: which unit of work it owns, its lane and mask.
-  void groupHeader(SourceWriter &w, ParamList &params, const char *unit, ParamKind countKind, const char *countName,
-                   int group, int chunks) {
-    const std::string count = params.use(countKind, "", countName, "long long");
-    w.line("constexpr int G = {}, CH = {}, TILE = G * V * CH;", group, chunks);
-    w.line("const long long {} = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / G;", unit);
-    w.line("if ({} >= {}) return; // the whole group leaves together", unit, count);
-    w.line("const int lane = gnnjit::device::groupLane<G>();");
-    w.line("const unsigned mask = gnnjit::device::groupMask<G>();");
-    w.line("(void)mask;");
-    w.line("const int tile0 = blockIdx.y * TILE;");
-  }
-
-  GeneratedKernel writeEntry(SourceWriter &out, Entry entry) {
+  /// One entry point: the skeleton's own parameters, then the Ops members.
+  GeneratedKernel writeEntry(SourceWriter &out, const ParamList &ops, Entry entry) {
     static constexpr const char *suffix[] = {"rows", "segments", "combine"};
     GeneratedKernel kernel;
     kernel.entry = fmt::format("{}_{}", base_, suffix[static_cast<int>(entry)]);
     kernel.blockThreads = t_.blockThreads;
     ParamList params;
-    SourceWriter w;
-    const std::string offsetsType = "const index_t* __restrict__";
+    std::string call;
     if (entry == Entry::Rows) {
-      groupHeader(w, params, "row", ParamKind::NumRows, "num_rows", t_.group, t_.chunks);
-      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", offsetsType);
-      w.line("const long long begin = {0}[row], end = {0}[row + 1];", offsets);
-      if (t_.heavyThreshold > 0)
-        w.line("if (end - begin > HEAVY) return; // split into segments instead");
-      rowScale(w, params);
-      zeroAccumulators(w);
-      accumulate(w, params);
-      epilogue(w, params);
+      const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
+      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
+      const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", kIndexPointer);
+      call = fmt::format("gnnjit::device::spmmRows<{}, V, {}, F, {}>(ops, {}, {}, {});", t_.group, t_.chunks,
+                         t_.heavyThreshold > 0 ? "HEAVY" : "0", rows, offsets, cols);
     } else if (entry == Entry::Segments) {
-      groupHeader(w, params, "segment", ParamKind::NumSegments, "num_segments", t_.segmentGroup, t_.segmentChunks);
-      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", offsetsType);
-      const std::string rows = params.use(ParamKind::SegmentRows, "", "segment_rows", offsetsType);
+      const std::string count = params.use(ParamKind::NumSegments, "", "num_segments", "long long");
+      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
+      const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", kIndexPointer);
+      const std::string rows = params.use(ParamKind::SegmentRows, "", "segment_rows", kIndexPointer);
       const std::string begins =
           params.use(ParamKind::SegmentBegins, "", "segment_begins", "const long long* __restrict__");
-      w.line("const long long row = {}[segment];", rows);
-      w.line("const long long begin = {}[segment];", begins);
-      w.line("const long long end = min(begin + SEGMENT, (long long){}[row + 1]);", offsets);
-      zeroAccumulators(w);
-      accumulate(w, params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-      w.line("#pragma unroll");
-      w.line("for (int c = 0; c < CH; ++c)");
-      w.line("  #pragma unroll");
-      w.line("  for (int v = 0; v < V; ++v) {{");
-      w.line("    const int f = tile0 + (c * G + lane) * V + v;");
-      w.line("    if (f < F) {}[segment * F + f] = acc[c][v];", partials);
-      w.line("  }}");
+      call = fmt::format("gnnjit::device::spmmSegments<{}, V, {}, F, SEGMENT>(ops, {}, {}, {}, {}, {}, {});",
+                         t_.segmentGroup, t_.segmentChunks, count, offsets, cols, rows, begins, partials);
     } else {
-      groupHeader(w, params, "heavy", ParamKind::NumHeavyRows, "num_heavy_rows", t_.segmentGroup, t_.segmentChunks);
-      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", offsetsType);
-      const std::string rows = params.use(ParamKind::HeavyRows, "", "heavy_rows", offsetsType);
+      const std::string count = params.use(ParamKind::NumHeavyRows, "", "num_heavy_rows", "long long");
+      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
+      const std::string rows = params.use(ParamKind::HeavyRows, "", "heavy_rows", kIndexPointer);
       const std::string first =
           params.use(ParamKind::HeavyFirstSegment, "", "heavy_first_segment", "const long long* __restrict__");
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-      w.line("const long long row = {}[heavy];", rows);
-      w.line("const long long begin = {0}[row], end = {0}[row + 1];", offsets);
-      w.line("(void)begin; (void)end;");
-      rowScale(w, params);
-      zeroAccumulators(w);
-      w.line("// Partial sums in segment order: the same result on every run.");
-      {
-        auto segments = w.scope("for (long long s = {0}[heavy]; s < {0}[heavy + 1]; ++s)", first);
-        w.line("#pragma unroll");
-        w.line("for (int c = 0; c < CH; ++c)");
-        w.line("  #pragma unroll");
-        w.line("  for (int v = 0; v < V; ++v) {{");
-        w.line("    const int f = tile0 + (c * G + lane) * V + v;");
-        w.line("    if (f < F) acc[c][v] += {}[s * F + f];", partials);
-        w.line("  }}");
-      }
-      epilogue(w, params);
+      call = fmt::format("gnnjit::device::spmmCombine<{}, V, {}, F>(ops, {}, {}, {}, {}, {});", t_.segmentGroup,
+                         t_.segmentChunks, count, offsets, rows, first, partials);
     }
+    params.append(ops);
     kernel.params = params.params();
     auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", t_.blockThreads, kernel.entry,
                         params.signature());
-    out.text(w.str());
+    out.line("const Ops ops{{{}}};", ops.names());
+    out.line("{}", call);
     return kernel;
   }
 

@@ -22,7 +22,9 @@ namespace {
 struct Shape {
   lower::IndexWidth index = lower::IndexWidth::I32;
   bool weighted = false, aligned = true;
-  int64_t maxDegree = 10, medianDegree = 32;
+  /// Degrees of a graph with rows of medianDegree edges up to maxDegree
+  /// (mean = median, std 0): a consistent distribution the rule can read.
+  int64_t maxDegree = 10, medianDegree = 8;
   bool local = false;
   Variant variant = Variant::Generated;
 };
@@ -31,7 +33,9 @@ Program plan(const lower::LoweredLayer &lowered, Pass pass, const Shape &shape) 
   GraphFacts facts;
   facts.index = shape.index;
   facts.weighted = shape.weighted;
-  facts.in = facts.out = DegreeFacts{0.0, 0.0, shape.medianDegree, shape.maxDegree};
+  REQUIRE(shape.medianDegree <= shape.maxDegree);
+  facts.in = facts.out =
+      DegreeFacts{static_cast<double>(shape.medianDegree), 0.0, shape.medianDegree, shape.maxDegree};
   facts.local = shape.local;
   return planProgram(lowered, pass, ruleConfig(lowered, pass, facts, {shape.variant, shape.aligned}));
 }
@@ -70,11 +74,15 @@ TEST_CASE("GCN forward: one fused SpMM kernel, normalization from degrees, vecto
   CHECK(codegen::provenanceIntact(src));
   CHECK(has(src, "// layer:                 gcn\n"));
   CHECK(has(src, "constexpr int V = 4;"));
-  CHECK(has(src, "constexpr int G = 32, CH = 1, TILE = G * V * CH;"));
+  // A warp per row, one chunk of 4-float vectors: the plan's config, and the
+  // skeleton the module calls with it.
+  CHECK(spmm(p, 0).config.group == 32);
+  CHECK(spmm(p, 0).config.chunks == 1);
+  CHECK(has(src, "gnnjit::device::spmmRows<32, V, 1, F, 0>(ops, num_rows, row_offsets, col_indices);"));
   CHECK(has(src, "constexpr int F = 128"));
   CHECK(has(src, "typedef int index_t;"));
   CHECK(has(src, "gnnjit::device::ldgVecAligned<float, V>(in_x + (long long)col * in_x_ld + f, x);"));
-  CHECK(has(src, "__shfl_sync(mask, my_col, k, G)"));
+  CHECK(has(src, "#include \"gnnjit/spmm.cuh\"")); // the loop skeleton: shuffled index loads live there
   CHECK(has(src, "q_in_degree[col]")); // source factor per edge
   CHECK(has(src, "q_in_degree[row]")); // destination factor once per row
   CHECK(has(src, "(1.0f / sqrtf("));
@@ -130,7 +138,8 @@ TEST_CASE("heavy rows get segment and combine entry points; odd widths fall back
   CHECK(has(src, "constexpr long long HEAVY = 128, SEGMENT = 256;"));
   CHECK(has(src, "V = 2"));                        // 130 is even, not a multiple of 4
   CHECK(has(src, "scale / (float)(end - begin)")); // mean
-  CHECK(has(src, "Partial sums in segment order"));
+  CHECK(has(src, "gnnjit::device::spmmSegments<"));
+  CHECK(has(src, "gnnjit::device::spmmCombine<")); // partial sums added in segment order
 }
 
 TEST_CASE("short rows get small groups, long rows full warps in segments") {
@@ -141,7 +150,9 @@ TEST_CASE("short rows get small groups, long rows full warps in segments") {
   shape.maxDegree = 4;
   shape.local = true;
   const Program grid = plan(lowered("gcn", o), Pass::Forward, shape);
-  CHECK(has(grid.code.modules[0].source, "constexpr int G = 4, CH = 8, TILE = G * V * CH;"));
+  CHECK(spmm(grid, 0).config.group == 4);
+  CHECK(spmm(grid, 0).config.chunks == 8);
+  CHECK(has(grid.code.modules[0].source, "spmmRows<4, V, 8, F, 0>"));
   CHECK(grid.code.modules[0].kernels.size() == 1);
   shape.maxDegree = 40000; // a power-law graph with hubs and scattered ids
   shape.local = false;
@@ -152,7 +163,53 @@ TEST_CASE("short rows get small groups, long rows full warps in segments") {
   shape.local = true; // the same degrees on a mesh: small groups, full warps for the long rows
   const Program mesh = plan(lowered("gcn", o), Pass::Forward, shape);
   CHECK(has(mesh.code.modules[0].source, "constexpr long long HEAVY = 32, SEGMENT = 256;"));
-  CHECK(has(mesh.code.modules[0].source, "constexpr int G = 32, CH = 1, TILE = G * V * CH;")); // segments
+  CHECK(spmm(mesh, 0).config.segmentGroup == 32); // segments by full warps
+  CHECK(spmm(mesh, 0).config.segmentChunks == 1);
+  CHECK(has(mesh.code.modules[0].source, "spmmSegments<32, V, 1, F, SEGMENT>"));
+}
+
+TEST_CASE("the Auto rule: cuSPARSE for skewed degrees unless it would need an extra pass; kernel shapes") {
+  const RuleOptions automatic{Variant::Auto, true};
+  SpmmInputs even;
+  even.degrees = DegreeFacts{16.0, 4.0, 16, 40};
+  even.width = 128;
+  even.cusparsePossible = true;
+  even.alignedGather = true;
+  SpmmInputs skewed = even;
+  skewed.degrees = DegreeFacts{16.0, 40.0, 6, 40000}; // R-MAT-like: std above the mean, hubs
+  using Backend = lower::SpmmConfig::Backend;
+  CHECK(chooseSpmm(even, automatic).backend == Backend::Generated);
+  CHECK(chooseSpmm(skewed, automatic).backend == Backend::Cusparse);
+  SpmmInputs hubsOnly = even; // std below the mean, but a row 16x longer than the mean
+  hubsOnly.degrees.max = 16 * 16 + 1;
+  CHECK(chooseSpmm(hubsOnly, automatic).backend == Backend::Cusparse);
+  SpmmInputs fusedEpilogue = skewed; // GIN's self term: the generated kernel fuses it
+  fusedEpilogue.cusparseNeedsPass = true;
+  CHECK(chooseSpmm(fusedEpilogue, automatic).backend == Backend::Generated);
+  SpmmInputs impossible = skewed; // a per-head weight cuSPARSE cannot take
+  impossible.cusparsePossible = false;
+  CHECK(chooseSpmm(impossible, automatic).backend == Backend::Generated);
+  CHECK(chooseSpmm(even, {Variant::Cusparse, true}).backend == Backend::Cusparse);
+  CHECK(chooseSpmm(skewed, {Variant::Generated, true}).backend == Backend::Generated);
+
+  // Generated shapes: a warp per scattered row, small groups for local ones,
+  // heavy rows split above max(128, 4 x median), or 8 x the group when local.
+  const lower::SpmmConfig scattered = chooseSpmm(impossible, automatic);
+  CHECK(scattered.group == 32);
+  CHECK(scattered.vec == 4);
+  CHECK(scattered.heavyThreshold == 128);
+  SpmmInputs mesh = even;
+  mesh.local = true;
+  mesh.degrees = DegreeFacts{4.0, 0.5, 4, 6};
+  const lower::SpmmConfig small = chooseSpmm(mesh, automatic);
+  CHECK(small.group == 4);
+  CHECK(small.chunks == 8);
+  CHECK(small.heavyThreshold == 0); // no row above 8 x 4
+  SpmmInputs odd = even;
+  odd.width = 130;
+  CHECK(chooseSpmm(odd, automatic).vec == 2);
+  odd.alignedGather = false;
+  CHECK(chooseSpmm(odd, automatic).vec == 1);
 }
 
 TEST_CASE("the same layer and config give byte-identical source") {
