@@ -11,6 +11,8 @@
 // edge) plus each input row read once and each output row written once:
 //   bytes = E * (index bytes + 4) + 2 * N * F * 4.
 // Forward + backward is two SpMMs.
+#include "BenchSupport.h"
+
 #include "codegen/Version.h"
 #include "exec/CusparseSpmm.h"
 #include "exec/LayerRunner.h"
@@ -63,19 +65,6 @@ struct PaperFigures {
 constexpr PaperFigures kPaper[] = {
     {"rmat:scale=20", 1.522, 5.786}, {"grid:side=1024", 0.612, 2.087}, {"er:n=100000", 0.84, 2.68}};
 constexpr double kPaperTolokersFwdBwd = 0.26;
-
-/// Peak growth of device memory (bytes held by gnnjit buffers) over what was
-/// live before one call of `fn`: called on fresh objects, everything a pass
-/// needs beyond its inputs (graph arrays, outputs, scratch, cuSPARSE values
-/// and workspaces; not cuSPARSE's own internal allocations).
-size_t peakGrowth(const std::function<void()> &fn) {
-  GNNJIT_CUDA_CHECK(cudaDeviceSynchronize());
-  runtime::resetDeviceMemoryPeak();
-  const size_t before = runtime::deviceMemoryUse().live;
-  fn();
-  GNNJIT_CUDA_CHECK(cudaDeviceSynchronize());
-  return runtime::deviceMemoryUse().peak - before;
-}
 
 runtime::DeviceBuffer<float> randomRows(int64_t rows, int64_t cols, uint64_t seed) {
   Rng rng(seed);
@@ -137,24 +126,7 @@ int main(int argc, char **argv) {
     const fs::path cacheDir = fs::temp_directory_path() / fmt::format("gnnjit-bench-cache-{}", ::getpid());
     fs::remove_all(cacheDir);
     for (const std::string &spec : o.graphs) {
-      graph::BuildOptions build;
-      build.selfLoops = graph::SelfLoops::Remove;
-      build.removeDuplicates = true;
-      const auto loadStart = std::chrono::steady_clock::now();
-      graph::Graph g = graph::Graph::fromEdges(graph::loadGraphSource(spec).edges, build);
-      g.setName(spec);
-      const double loadS = std::chrono::duration<double>(std::chrono::steady_clock::now() - loadStart).count();
-      const graph::DegreeStats &st = g.stats();
-      std::printf("\n%s: %lld nodes, %lld edges, in-degree mean %.1f max %lld, %s (built in %.1f s)\n", spec.c_str(),
-                  (long long)g.numNodes(), (long long)g.numEdges(), st.in.mean, (long long)st.in.max,
-                  std::string(graph::indexTypeName(g.indexType())).c_str(), loadS);
-      if (!o.npyDir.empty()) {
-        fs::create_directories(o.npyDir);
-        std::string stem = spec;
-        std::replace_if(
-            stem.begin(), stem.end(), [](char c) { return c == ':' || c == ',' || c == '='; }, '_');
-        graph::writeEdgeIndexNpy(g, fs::path(o.npyDir) / (stem + ".npy"));
-      }
+      graph::Graph g = bench::loadBenchGraph(spec, o.npyDir);
       const int64_t n = g.numNodes(), F = o.F;
       layers::LayerOptions lo;
       lo.dim = F;
@@ -193,7 +165,7 @@ int main(int argc, char **argv) {
               runner.backward(bin);
             },
             o.warmup, o.reps);
-        r.peakMiB = double(peakGrowth([&] {
+        r.peakMiB = double(bench::peakGrowth([&] {
                       exec::DeviceGraph fresh(g);
                       exec::LayerRunner first(lowered, fresh, ro);
                       first.forward(fin);
@@ -243,7 +215,7 @@ int main(int argc, char **argv) {
               bwd();
             },
             o.warmup, o.reps);
-        r.peakMiB = double(peakGrowth([&] {
+        r.peakMiB = double(bench::peakGrowth([&] {
                       exec::DeviceGraph fresh(g);
                       const auto vin = runtime::DeviceBuffer<float>::fromHost(gcnValues(g, false));
                       const auto vout = runtime::DeviceBuffer<float>::fromHost(gcnValues(g, true));

@@ -51,7 +51,7 @@ struct ExportArgs {
 
 ordered_json orNull(const std::string &s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); }
 
-ordered_json tuningJson(const lower::SpmmConfig &t) {
+ordered_json tuningJson(const lower::RowTiling &t) {
   return {{"group", t.group},
           {"vec", t.vec},
           {"chunks", t.chunks},
@@ -90,9 +90,22 @@ struct StepJson {
                 s.cusparse() ? "cusparse" : "generated", s.cusparse() ? ordered_json(nullptr) : tuningJson(s.config),
                 s.stage.aggregate->shape().size(), s.gathered);
   }
+  ordered_json operator()(const lower::ReductionStep &s) const {
+    ordered_json j = base("reduction", aggregateJson(s.stage, s.aggregate), s.target, "generated", tuningJson(s.config),
+                          s.stage.aggregate->shape().size());
+    j["saved_args"] = orNull(s.savedArgs);
+    return j;
+  }
   ordered_json operator()(const lower::NodeSumStep &s) const {
     return base("node_sum", aggregateJson(s.stage, s.aggregate), "", "generated", nullptr,
                 s.stage.aggregate->shape().size());
+  }
+  ordered_json operator()(const lower::EdgeSumStep &s) const {
+    return base("edge_sum", aggregateJson(s.stage, s.aggregate), "", "generated", nullptr,
+                s.stage.aggregate->shape().size());
+  }
+  ordered_json operator()(const lower::EdgeOutputsStep &s) const {
+    return base("edge_outputs", nullptr, "", "generated", nullptr, s.width);
   }
   ordered_json operator()(const lower::NodeOutputsStep &s) const {
     return base(s.global ? "global_outputs" : "node_outputs", nullptr, "", "generated", nullptr, s.width);
@@ -112,11 +125,16 @@ ordered_json passJson(const exec::Program &program) {
   }
   ordered_json targets = ordered_json::array();
   for (const lower::Target &t : plan.targets)
-    targets.push_back({{"name", t.name}, {"width", t.width}, {"global", t.global}, {"zero", !t.value}});
+    targets.push_back(
+        {{"name", t.name}, {"width", t.width}, {"global", t.global}, {"per_edge", t.perEdge}, {"zero", !t.value}});
   ordered_json aggregates = ordered_json::array();
   for (size_t k = 0; k < plan.scratch.size(); ++k)
     aggregates.push_back({{"index", k}, {"width", plan.scratch[k].width}, {"global", plan.scratch[k].global}});
-  return {{"steps", steps}, {"targets", targets}, {"aggregates", aggregates}, {"describe", program.describe()}};
+  ordered_json saved = ordered_json::array();
+  for (const lower::SavedBuffer &b : plan.saved)
+    saved.push_back({{"name", b.name}, {"width", b.width}, {"per_edge", b.perEdge}, {"positions", b.positions}});
+  return {{"steps", steps},   {"targets", targets},           {"aggregates", aggregates},
+          {"saved", saved},   {"describe", program.describe()}};
 }
 
 /// The launch rules of a step's kernels.

@@ -1,6 +1,8 @@
 #include "codegen/Emit.h"
 
+#include "codegen/EdgeKernel.h"
 #include "codegen/NodeKernel.h"
+#include "codegen/ReductionKernel.h"
 #include "codegen/SpmmKernel.h"
 #include "support/Error.h"
 
@@ -12,6 +14,13 @@ struct EmitStep {
   const lower::PassPlan &plan;
   std::optional<GeneratedModule> operator()(const lower::SpmmStep &s) const {
     return s.cusparse() ? generateSpmmValuesKernel(plan, s) : generateSpmmKernel(plan, s);
+  }
+  std::optional<GeneratedModule> operator()(const lower::ReductionStep &s) const {
+    return generateReductionKernel(plan, s);
+  }
+  std::optional<GeneratedModule> operator()(const lower::EdgeSumStep &s) const { return generateEdgeSumKernel(plan, s); }
+  std::optional<GeneratedModule> operator()(const lower::EdgeOutputsStep &s) const {
+    return generateEdgeOutputsKernel(plan, s);
   }
   std::optional<GeneratedModule> operator()(const lower::NodeSumStep &s) const {
     return generateNodeSumKernel(plan, s);

@@ -1,5 +1,7 @@
 #include "codegen/EmitExpr.h"
 
+#include "dsl/IRVisitor.h"
+
 #include "support/Error.h"
 
 #include <fmt/format.h>
@@ -10,6 +12,13 @@ using namespace gnnjit::dsl;
 using llvm::cast;
 
 std::string floatLiteral(double value) { return fmt::format("float({:.17g})", value); }
+
+bool readsAggregate(const ExprPtr &e) {
+  for (const ExprPtr &n : postOrder({e}))
+    if (llvm::isa<Aggregate>(n.get()) || llvm::isa<EdgeSoftmax>(n.get()) || llvm::isa<Saved>(n.get()))
+      return true;
+  return false;
+}
 
 std::string ExprEmitter::element(const ExprPtr &e, const std::string &h, const std::string &d) {
   return operand(e, h, d);
@@ -128,9 +137,14 @@ std::string ExprEmitter::emit(const ExprNode &n, const std::string &h, const std
     w_.line("const int {} = {};", flat, offset);
     return operand(n.operands()[0], fmt::format("{} / {}", flat, from.dim), fmt::format("{} % {}", flat, from.dim));
   }
+  case NodeKind::Saved:
+    // A forward value that reads no aggregate (tanh(x_j * e) for tanh's
+    // derivative) is recomputed where it is needed rather than stored.
+    if (const auto *saved = cast<Saved>(&n); saved->what() == SavedKind::Value && !readsAggregate(saved->forward()))
+      return operand(saved->forward(), h, d);
+    [[fallthrough]];
   case NodeKind::EdgeSoftmax:
   case NodeKind::Aggregate:
-  case NodeKind::Saved:
     code = ctx_.readComputed ? ctx_.readComputed(n, offset) : std::string();
     if (code.empty())
       throwInternalError("emitting a {} node the kernel does not compute", nodeKindName(n.kind()));

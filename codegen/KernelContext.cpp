@@ -14,6 +14,8 @@ std::string outputParamName(const std::string &output) { return "out_" + output;
 std::string outputStrideName(const std::string &output) { return "out_" + output + "_ld"; }
 std::string aggregateParamName(int index) { return fmt::format("agg{}", index); }
 std::string aggregateStrideName(int index) { return fmt::format("agg{}_ld", index); }
+std::string savedParamName(const std::string &saved) { return "saved_" + saved; }
+std::string savedStrideName(const std::string &saved) { return "saved_" + saved + "_ld"; }
 
 namespace {
 
@@ -33,8 +35,13 @@ ExprEmitContext kernelContext(ParamList &params, const LeafPlaces &places) {
         params.use(ParamKind::InputData, in.name, inputParamName(in.name), "const float* __restrict__");
     if (at == Level::Global)
       return fmt::format("{}[{}]", data, offset);
-    if (at == Level::Edge)
-      throwInternalError("edge input {} read by a kernel without per-edge inputs", in.name);
+    if (at == Level::Edge) {
+      if (places.position.empty())
+        throwInternalError("edge input {} read outside an edge loop", in.name);
+      const std::string ids = params.use(ParamKind::EdgeIds, "", "edge_ids", "const index_t* __restrict__");
+      const std::string ld = params.use(ParamKind::InputStride, in.name, inputStrideName(in.name), "long long");
+      return fmt::format("{}[(long long){}[{}] * {} + ({})]", data, ids, places.position, ld, offset);
+    }
     const std::string ld = params.use(ParamKind::InputStride, in.name, inputStrideName(in.name), "long long");
     return fmt::format("{}[(long long)({}) * {} + ({})]", data, nodeAt(places, at), ld, offset);
   };
@@ -54,6 +61,27 @@ ExprEmitContext kernelContext(ParamList &params, const LeafPlaces &places) {
   ctx.readComputed = [&params, &places](const ExprNode &n, const std::string &offset) -> std::string {
     if (auto it = places.inVariables.find(&n); it != places.inVariables.end())
       return it->second;
+    if (const auto *saved = llvm::dyn_cast<Saved>(&n); saved && saved->what() == SavedKind::ArgMatch) {
+      const auto it = places.savedArgs.find(saved->forward().get());
+      if (it == places.savedArgs.end() || places.position.empty())
+        return {};
+      const std::string incoming =
+          places.transposed ? fmt::format("{}[{}]",
+                                          params.use(ParamKind::PeerPositions, "", "peer_positions",
+                                                     "const index_t* __restrict__"),
+                                          places.position)
+                            : places.position;
+      // 1 where this edge is the one the max/min took element `offset` from,
+      // at the aggregation's group: the destination for in-edges.
+      const auto *agg = llvm::cast<Aggregate>(saved->forward().get());
+      const Level group = agg->over() == Over::OutEdges ? Level::Src : Level::Dst;
+      const std::string data = params.use(ParamKind::SavedData, it->second, savedParamName(it->second),
+                                          "const index_t* __restrict__");
+      const std::string ld =
+          params.use(ParamKind::SavedStride, it->second, savedStrideName(it->second), "long long");
+      return fmt::format("({}[(long long)({}) * {} + ({})] == ({}) ? 1.0f : 0.0f)", data, nodeAt(places, group), ld,
+                         offset, incoming);
+    }
     if (auto it = places.inBuffers.find(&n); it != places.inBuffers.end()) {
       const std::string data = params.use(ParamKind::AggregateData, std::to_string(it->second),
                                           aggregateParamName(it->second), "const float* __restrict__");

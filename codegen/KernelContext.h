@@ -24,6 +24,14 @@ struct LeafPlaces {
   /// Aggregates kept in buffers: node -> buffer index; read at `bufferRow`.
   std::map<const dsl::ExprNode *, int> inBuffers;
   std::string bufferRow; ///< row of a per-node buffer read ("0" for a global one)
+  /// Inside an edge loop over the transposed CSR (rows are sources): an
+  /// edge's position there is not its incoming position, which a max/min's
+  /// saved arg positions hold (peer_positions maps one to the other). Edge
+  /// inputs are read at edge_ids[position] either way.
+  bool transposed = false;
+  /// Max/min aggregations whose saved arg positions the kernel reads: the
+  /// forward aggregate node -> the saved buffer's name.
+  std::map<const dsl::ExprNode *, std::string> savedArgs;
 };
 
 /// The emit context for `places`, registering parameters in `params`.
@@ -37,5 +45,7 @@ std::string outputParamName(const std::string &output);
 std::string outputStrideName(const std::string &output);
 std::string aggregateParamName(int index);
 std::string aggregateStrideName(int index);
+std::string savedParamName(const std::string &saved);
+std::string savedStrideName(const std::string &saved);
 
 } // namespace gnnjit::codegen

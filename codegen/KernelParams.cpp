@@ -48,6 +48,16 @@ std::string_view paramKindName(ParamKind kind) {
     return "num_heavy_rows";
   case ParamKind::EdgeValues:
     return "edge_values";
+  case ParamKind::EdgeIds:
+    return "edge_ids";
+  case ParamKind::PeerPositions:
+    return "peer_positions";
+  case ParamKind::SavedData:
+    return "saved";
+  case ParamKind::SavedStride:
+    return "saved_stride";
+  case ParamKind::PartialArgs:
+    return "partial_args";
   }
   return "?";
 }

@@ -32,6 +32,11 @@ enum class ParamKind : uint8_t {
   HeavyFirstSegment, ///< long long, one more than HeavyRows: each heavy row's first segment
   NumHeavyRows,      ///< long long
   EdgeValues,        ///< float per CSR position, written (cuSPARSE's matrix values)
+  EdgeIds,           ///< the edge id of each CSR position (index type)
+  PeerPositions,     ///< per position of the transposed CSR, its position in the incoming CSR
+  SavedData,         ///< rows of the saved buffer `ref` (values the forward keeps for the backward)
+  SavedStride,       ///< long long row stride of the saved buffer `ref`
+  PartialArgs,       ///< long long scratch: the arg position of each partial result of row segments
 };
 std::string_view paramKindName(ParamKind kind);
 

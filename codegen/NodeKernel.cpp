@@ -2,6 +2,7 @@
 
 #include "codegen/Emit.h"
 #include "codegen/KernelContext.h"
+#include "codegen/OpsStruct.h"
 #include "codegen/Provenance.h"
 #include "support/Error.h"
 
@@ -47,17 +48,9 @@ void preamble(SourceWriter &w) {
   w.line("namespace {{");
 }
 
-/// The Ops struct a skeleton calls: the parameters its member reads, then
-/// the member; closes the anonymous namespace.
 void opsStruct(SourceWriter &w, const std::string &layer, const std::string &what, const ParamList &ops,
                const SourceWriter &members) {
-  w.comment(fmt::format("Layer {}: {}.", layer, what));
-  {
-    auto st = w.scopeClosedBy("};", "struct Ops");
-    w.text(ops.members());
-    w.text(withoutTrailingNewlines(members.str()));
-  }
-  w.line("}} // namespace");
+  writeOpsStruct(w, layer, what, ops, members);
 }
 
 std::string finish(const std::string &layer, const std::string &entry, int blockThreads, SourceWriter &&w) {

@@ -2,6 +2,7 @@
 
 #include "codegen/Emit.h"
 #include "codegen/KernelContext.h"
+#include "codegen/OpsStruct.h"
 #include "codegen/Provenance.h"
 #include "dsl/IRVisitor.h"
 #include "support/Error.h"
@@ -144,23 +145,7 @@ public:
       out.blank();
       module.kernels.push_back(writeEntry(out, ops, entry));
     }
-    ProvenanceInfo info;
-    info.layer = spec_.layer;
-    info.family = "spmm";
-    info.kernel = base_;
-    info.tuning = {{"group", std::to_string(t_.group)},
-                   {"vec", std::to_string(t_.vec)},
-                   {"chunks", std::to_string(t_.chunks)},
-                   {"block", std::to_string(t_.blockThreads)},
-                   {"heavy_threshold", std::to_string(t_.heavyThreshold)},
-                   {"segment_length", std::to_string(t_.segmentLength)},
-                   {"segment_group", std::to_string(t_.segmentGroup)},
-                   {"segment_chunks", std::to_string(t_.segmentChunks)},
-                   {"index", spec_.index == IndexWidth::I32 ? "int32" : "int64"},
-                   {"F", std::to_string(F_)}};
-    info.degreeBucket = t_.heavyThreshold > 0 ? fmt::format("rows of <= {} edges; heavier rows in segments of {}",
-                                                            t_.heavyThreshold, t_.segmentLength)
-                                              : "all rows";
+    const ProvenanceInfo info = tiledProvenance(spec_.layer, "spmm", base_, t_, spec_.index, F_);
     module.source = withProvenance(info, out.str());
     return module;
   }
@@ -198,16 +183,9 @@ private:
     return p;
   }
 
-  /// Product of `factors` at element (h, d) as a C expression ("1.0f" when none).
   std::string product(SourceWriter &w, ParamList &params, const LeafPlaces &places, const std::vector<ExprPtr> &factors,
                       const std::string &h, const std::string &d) {
-    std::string p;
-    ExprEmitter emitter(w, kernelContext(params, places));
-    for (const ExprPtr &f : factors) {
-      const std::string v = emitter.element(f, h, d);
-      p = p.empty() ? v : fmt::format("{} * {}", p, v);
-    }
-    return p.empty() ? "1.0f" : p;
+    return productOf(w, params, places, factors, h, d);
   }
 
   void preamble(SourceWriter &out, bool constants) {
@@ -224,16 +202,8 @@ private:
     }
   }
 
-  /// The Ops struct: the parameters the members read, then the members.
   void opsStruct(SourceWriter &out, const ParamList &ops, const SourceWriter &members, const std::string &what) {
-    out.blank();
-    out.comment(fmt::format("Layer {}: {}.", spec_.layer, what));
-    {
-      auto st = out.scopeClosedBy("};", "struct Ops");
-      out.text(ops.members());
-      out.text(withoutTrailingNewlines(members.str()));
-    }
-    out.line("}} // namespace");
+    writeOpsStruct(out, spec_.layer, what, ops, members);
   }
 
   /// The row's scalar factor (and 1 / size for a mean), which the skeleton
@@ -279,35 +249,12 @@ private:
     w.line("acc[0] += w * {};", product(w, params, edgePlaces(), perElement, "h", "d"));
   }
 
-  /// Element f of the result from the scaled sum: per-element row factors,
-  /// then the fused epilogue when the step writes a target.
   void finish(SourceWriter &w, ParamList &params) {
-    auto fn = w.scope("GNNJIT_DEVICE float finish(long long row, int f, float sum) const");
-    w.line("(void)row;");
-    w.line("const int h = f / DIM, d = f % DIM;");
-    w.line("(void)h; (void)d;");
-    const LeafPlaces places = rowPlaces();
-    w.line("const float a = sum * {};", product(w, params, places, factors_.rowElement, "h", "d"));
-    std::string result = "a";
-    if (spec_.fusedOutput) {
-      LeafPlaces withAggregate = places;
-      withAggregate.inVariables[spec_.stage.aggregate.get()] = "a";
-      ExprEmitter emitter(w, kernelContext(params, withAggregate));
-      result = emitter.element(spec_.fusedOutput, "h", "d");
-    }
-    w.line("return {};", result);
+    writeFinish(w, params, rowPlaces(), factors_.rowElement, spec_.fusedOutput, *spec_.stage.aggregate);
   }
 
   void outputRow(SourceWriter &w, ParamList &params) {
-    const bool toOutput = static_cast<bool>(spec_.fusedOutput);
-    const std::string ref = toOutput ? spec_.outputName : std::to_string(spec_.aggregateIndex);
-    const std::string data =
-        params.use(toOutput ? ParamKind::OutputData : ParamKind::AggregateData, ref,
-                   toOutput ? outputParamName(ref) : aggregateParamName(spec_.aggregateIndex), "float* __restrict__");
-    const std::string ld =
-        params.use(toOutput ? ParamKind::OutputStride : ParamKind::AggregateStride, ref,
-                   toOutput ? outputStrideName(ref) : aggregateStrideName(spec_.aggregateIndex), "long long");
-    w.line("GNNJIT_DEVICE float *outputRow(long long row) const {{ return {} + row * {}; }}", data, ld);
+    writeOutputRow(w, params, spec_.fusedOutput ? spec_.outputName : std::string(), spec_.aggregateIndex);
   }
 
   /// One entry point: the skeleton's own parameters, then the Ops members.

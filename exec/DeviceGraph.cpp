@@ -51,6 +51,20 @@ const float *DeviceGraph::csrWeights(Direction direction) {
   return device.weights.empty() ? nullptr : device.weights.data();
 }
 
+const void *DeviceGraph::edgeIds(Direction direction) {
+  CsrOnDevice &device = upload(direction);
+  if (device.edgeIds.bytes() == 0 && graph_.numEdges() > 0)
+    hostCsr(graph_, direction).visit([&](const auto &a) { device.edgeIds = uploadBytes(a.edgeIds); });
+  return device.edgeIds.data();
+}
+
+const void *DeviceGraph::peerPositions() {
+  CsrOnDevice &device = upload(Direction::Out);
+  if (device.peerPositions.bytes() == 0 && graph_.numEdges() > 0)
+    graph_.outgoing().visit([&](const auto &a) { device.peerPositions = uploadBytes(a.peerPositions); });
+  return device.peerPositions.data();
+}
+
 const float *DeviceGraph::nodeQuantity(std::string_view name) {
   if (auto it = quantities_.find(name); it != quantities_.end())
     return it->second.data();
@@ -127,7 +141,7 @@ CusparseSpmm &DeviceGraph::cusparse(Direction direction, const std::string &key,
 size_t DeviceGraph::deviceBytes() const {
   size_t bytes = 0;
   for (const auto &[d, c] : csrs_)
-    bytes += c.offsets.bytes() + c.indices.bytes() + c.weights.bytes();
+    bytes += c.offsets.bytes() + c.indices.bytes() + c.weights.bytes() + c.edgeIds.bytes() + c.peerPositions.bytes();
   for (const auto &[n, q] : quantities_)
     bytes += q.bytes();
   for (const auto &[k, s] : segments_)

@@ -45,6 +45,12 @@ public:
   DeviceCsrView csr(Direction direction);
   /// The edge weight at each position of that CSR; null when unweighted.
   const float *csrWeights(Direction direction);
+  /// The edge id of each position of that CSR (the row of edge inputs),
+  /// in the graph's index type; uploaded on first use.
+  const void *edgeIds(Direction direction);
+  /// For each position of the transposed CSR, the same edge's position in
+  /// the incoming CSR (index type); uploaded on first use.
+  const void *peerPositions();
   /// One float per node: "in_degree", "out_degree" or "weighted_in_degree"
   /// (dsl::graphQuantityName).
   const float *nodeQuantity(std::string_view name);
@@ -61,6 +67,7 @@ private:
   struct CsrOnDevice {
     runtime::DeviceMemory offsets, indices;
     runtime::DeviceBuffer<float> weights;
+    runtime::DeviceMemory edgeIds, peerPositions; ///< when a kernel reads them
   };
   struct CusparseEntry {
     runtime::DeviceBuffer<float> values;

@@ -69,6 +69,11 @@ LayerRunner::~LayerRunner() = default;
 
 const Program &LayerRunner::program(Pass pass, bool aligned) { return compiled(pass, aligned).program; }
 
+const runtime::DeviceMemory *LayerRunner::saved(std::string_view name) const {
+  const auto it = saved_.find(name);
+  return it == saved_.end() ? nullptr : &it->second;
+}
+
 void LayerRunner::prepare(bool backward) {
   compiled(Pass::Forward, true);
   if (backward)
@@ -149,12 +154,16 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
 
   Compiled &c = compiled(pass, aligned);
   const lower::PassPlan &plan = c.program.plan;
+  if (pass == Pass::Backward && !plan.saved.empty() && !forwardRan_)
+    throwUserError("layer {}: the backward pass reads what the forward pass saves ({}); run forward on this runner "
+                   "first",
+                   layer, plan.saved.front().name);
   if (c.buffers.scratch.empty())
     for (const lower::ScratchBuffer &b : plan.scratch)
       c.buffers.scratch.emplace_back(static_cast<size_t>((b.global ? 1 : n) * b.width));
   if (c.buffers.targets.empty())
     for (const lower::Target &t : plan.targets) {
-      const int64_t rows = t.global ? 1 : n;
+      const int64_t rows = t.rows(n, graph_.numEdges());
       auto &buffer =
           c.buffers.targets.emplace(t.name, runtime::DeviceBuffer<float>(static_cast<size_t>(rows * t.width)))
               .first->second;
@@ -166,10 +175,12 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
     if (saved_.count(b.name))
       continue;
     const int64_t rows = b.perEdge ? graph_.numEdges() : n;
-    saved_.emplace(b.name, runtime::DeviceMemory(static_cast<size_t>(rows * b.width) * 4));
+    const size_t element = b.positions && graph_.host().indexType() == graph::IndexType::Int64 ? 8 : 4;
+    saved_.emplace(b.name, runtime::DeviceMemory(static_cast<size_t>(rows * b.width) * element));
   }
   c.buffers.saved = &saved_;
   launchProgram(c.program, c.kernels, graph_, inputs, c.buffers, stream, layer);
+  forwardRan_ |= pass == Pass::Forward;
   return c.outputs;
 }
 

@@ -76,6 +76,9 @@ public:
   /// Generates, compiles and loads both passes now (so timing excludes it).
   void prepare(bool backward);
   const CompileReport &compileReport() const { return report_; }
+  /// A value the forward saved for the backward (e.g. "args0"), or null:
+  /// for tests and inspection.
+  const runtime::DeviceMemory *saved(std::string_view name) const;
 
 private:
   struct Compiled;
@@ -88,6 +91,7 @@ private:
   std::map<std::pair<Pass, bool>, std::unique_ptr<Compiled>> programs_;
   /// Values the forward saves for the backward, by name, shared by both passes.
   std::map<std::string, runtime::DeviceMemory, std::less<>> saved_;
+  bool forwardRan_ = false; ///< the saved values hold something
   CompileReport report_;
 };
 

@@ -22,6 +22,7 @@ struct GraphArrays {
   uint64_t segments = 0; ///< heavy-row segments and heavy rows, bytes
   int cusparse = 0;      ///< matrices of edge values
   uint64_t partials = 0; ///< the largest partial-sum scratch, bytes
+  std::set<codegen::ParamKind> positionArrays; ///< edge ids, peer positions: one index per edge each
 };
 
 /// Adds what `program` needs of the graph to `arrays` and its buffers to `m`.
@@ -35,34 +36,51 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
           floats(plan.scratch[k].global ? 1 : n, plan.scratch[k].width, "an aggregate buffer"));
   for (const lower::Target &t : plan.targets)
     m.add(fmt::format("{} '{}'", plan.pass == Pass::Forward ? "output" : "gradient of", t.name),
-          floats(t.global ? 1 : n, t.width, fmt::format("the buffer of '{}'", t.name)));
+          floats(t.rows(n, e), t.width, fmt::format("the buffer of '{}'", t.name)));
   for (const lower::SavedBuffer &b : plan.saved)
     if (plan.pass == Pass::Forward) // allocated once, for both passes
-      m.add(fmt::format("saved '{}'", b.name), floats(b.perEdge ? e : n, b.width, "a saved value"));
+      m.add(fmt::format("saved '{}'", b.name),
+            checkedProduct({b.perEdge ? e : n, b.width, static_cast<int64_t>(b.positions ? indexBytes : 4)},
+                           "a saved value"));
+  // Heavy rows: at most one segment per segmentLength edges of a heavy row,
+  // plus one partial segment per heavy row.
+  auto addSegments = [&](const lower::RowTiling &t, int64_t width, uint64_t bytesPerPartial) {
+    if (t.heavyThreshold == 0)
+      return;
+    const int64_t heavy = e / (t.heavyThreshold + 1);
+    const int64_t segments = e / t.segmentLength + heavy;
+    arrays.segments = std::max(arrays.segments, static_cast<uint64_t>(segments + heavy) * (indexBytes + 8));
+    arrays.partials = std::max(arrays.partials, checkedProduct({segments, width, static_cast<int64_t>(bytesPerPartial)},
+                                                               "the segments' partial results"));
+  };
   for (const lower::Step &step : plan.steps) {
     if (const auto *s = std::get_if<lower::SpmmStep>(&step)) {
       arrays.csrs.insert(s->direction);
-      const int64_t width = s->stage.aggregate->shape().size();
-      if (s->cusparse()) {
+      if (s->cusparse())
         ++arrays.cusparse;
-      } else if (s->config.heavyThreshold > 0) {
-        // At most one segment per segmentLength edges of a heavy row, plus
-        // one partial segment per heavy row.
-        const int64_t heavy = e / (s->config.heavyThreshold + 1);
-        const int64_t segments = e / s->config.segmentLength + heavy;
-        arrays.segments = std::max(arrays.segments, static_cast<uint64_t>(segments + heavy) * (indexBytes + 8));
-        arrays.partials = std::max(arrays.partials, floats(segments, width, "the segments' partial sums"));
-      }
+      else
+        addSegments(s->config, s->stage.aggregate->shape().size(), sizeof(float));
     }
+    if (const auto *s = std::get_if<lower::ReductionStep>(&step)) {
+      arrays.csrs.insert(s->direction);
+      addSegments(s->config, s->stage.aggregate->shape().size(), sizeof(float) + sizeof(int64_t));
+    }
+    if (std::holds_alternative<lower::EdgeOutputsStep>(step) || std::holds_alternative<lower::EdgeSumStep>(step))
+      arrays.csrs.insert(Direction::In);
     if (const auto *s = std::get_if<lower::NodeSumStep>(&step))
       arrays.partials = std::max(arrays.partials, floats(lower::nodeSumPartials(n), s->stage.aggregate->shape().size(),
                                                          "a node sum's partials"));
+    if (const auto *s = std::get_if<lower::EdgeSumStep>(&step))
+      arrays.partials = std::max(arrays.partials, floats(lower::nodeSumPartials(n), s->stage.aggregate->shape().size(),
+                                                         "an edge sum's partials"));
   }
   for (const codegen::GeneratedModule &module : program.code.modules)
     for (const codegen::GeneratedKernel &kernel : module.kernels)
       for (const codegen::KernelParam &p : kernel.params)
         if (p.kind == codegen::ParamKind::NodeQuantity)
           arrays.quantities.insert(p.ref);
+        else if (p.kind == codegen::ParamKind::EdgeIds || p.kind == codegen::ParamKind::PeerPositions)
+          arrays.positionArrays.insert(p.kind);
 }
 
 } // namespace
@@ -87,6 +105,10 @@ MemoryEstimate runnerMemory(const lower::LoweredLayer &lowered, const graph::Gra
                      checkedProduct({e, static_cast<int64_t>(indexBytes + (graph.hasWeights() ? 4 : 0))}, "the CSR"),
                      "the CSR"));
   }
+  for (codegen::ParamKind kind : arrays.positionArrays) // per direction read, at most both
+    m.add(fmt::format("{} on the device", codegen::paramKindName(kind)),
+          checkedProduct({e, static_cast<int64_t>(indexBytes), kind == codegen::ParamKind::EdgeIds ? 2 : 1},
+                         "the graph's edge ids"));
   for (const std::string &q : arrays.quantities)
     m.add(fmt::format("node quantity {}", q), floats(n, 1, "a node quantity"));
   m.add("heavy-row segments", arrays.segments);

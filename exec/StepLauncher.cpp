@@ -20,6 +20,7 @@ struct LaunchFrame {
   float *partials = nullptr;
   int64_t numPartials = 0;
   float *edgeValues = nullptr;
+  int64_t *partialArgs = nullptr;
 
   lower::GridCounts counts() const {
     return {numRows, segments ? segments->numSegments : 0, segments ? segments->numHeavyRows : 0};
@@ -56,16 +57,45 @@ private:
       spmm.multiply(x.data, x.ld, y, width, width, s.config.cusparseAlgorithm, stream_);
       return;
     }
+    launchTiled(frame, s.config, s.stage.aggregate->shape().size(), false);
+  }
+  /// A tiled CSR kernel: the light rows, then heavy rows' segments and
+  /// their combine when some row is longer than the threshold.
+  void launchTiled(LaunchFrame &frame, const lower::RowTiling &t, int64_t width, bool partialArgs) {
     launch(0, frame);
-    if (s.config.heavyThreshold == 0)
+    if (t.heavyThreshold == 0)
       return;
-    const HeavySegments &segments = graph_.segments(frame.direction, s.config.heavyThreshold, s.config.segmentLength);
+    const HeavySegments &segments = graph_.segments(frame.direction, t.heavyThreshold, t.segmentLength);
     if (segments.numSegments == 0)
       return;
     frame.segments = &segments;
-    frame.partials = ensurePartials(segments.numSegments * s.stage.aggregate->shape().size());
+    frame.partials = ensurePartials(segments.numSegments * width);
+    if (partialArgs) {
+      if (static_cast<int64_t>(buffers_.partialArgs.size()) < segments.numSegments * width)
+        buffers_.partialArgs = runtime::DeviceBuffer<int64_t>(static_cast<size_t>(segments.numSegments * width));
+      frame.partialArgs = buffers_.partialArgs.data();
+    }
     launch(1, frame);
     launch(2, frame);
+  }
+  void launchStep(const lower::ReductionStep &s) {
+    LaunchFrame frame;
+    frame.direction = s.direction;
+    frame.numRows = graph_.numNodes();
+    launchTiled(frame, s.config, s.stage.aggregate->shape().size(), true);
+  }
+  void launchStep(const lower::EdgeSumStep &s) {
+    LaunchFrame frame;
+    frame.numRows = graph_.numNodes();
+    frame.numPartials = lower::nodeSumPartials(frame.numRows);
+    frame.partials = ensurePartials(frame.numPartials * s.stage.aggregate->shape().size());
+    launch(0, frame);
+    launch(1, frame);
+  }
+  void launchStep(const lower::EdgeOutputsStep &) {
+    LaunchFrame frame;
+    frame.numRows = graph_.numNodes();
+    launch(0, frame);
   }
   void launchStep(const lower::NodeSumStep &s) {
     LaunchFrame frame;
@@ -81,6 +111,13 @@ private:
     launch(0, frame);
   }
   void launchStep(const lower::ZeroStep &s) { buffers_.targets.at(s.target).fillZero(stream_); }
+
+  int64_t savedWidth(std::string_view name) const {
+    for (const lower::SavedBuffer &b : program_.plan.saved)
+      if (b.name == name)
+        return b.width;
+    throwInternalError("pass {} reads saved buffer '{}', which it does not list", passName(program_.plan.pass), name);
+  }
 
   float *ensurePartials(int64_t floats) {
     if (static_cast<int64_t>(buffers_.partials.size()) < floats)
@@ -132,6 +169,16 @@ private:
       return num(frame.segments->numHeavyRows);
     case ParamKind::EdgeValues:
       return ptr(frame.edgeValues);
+    case ParamKind::EdgeIds:
+      return ptr(graph_.edgeIds(frame.direction));
+    case ParamKind::PeerPositions:
+      return ptr(graph_.peerPositions());
+    case ParamKind::SavedData:
+      return ptr(buffers_.saved->at(p.ref).data());
+    case ParamKind::SavedStride:
+      return num(savedWidth(p.ref));
+    case ParamKind::PartialArgs:
+      return ptr(frame.partialArgs);
     }
     throwInternalError("unbound kernel parameter {}", p.name);
   }

@@ -21,7 +21,8 @@ namespace gnnjit::exec {
 struct ProgramBuffers {
   std::vector<runtime::DeviceBuffer<float>> scratch;
   std::map<std::string, runtime::DeviceBuffer<float>, std::less<>> targets;
-  runtime::DeviceBuffer<float> partials; ///< grown on demand
+  runtime::DeviceBuffer<float> partials;        ///< grown on demand
+  runtime::DeviceBuffer<int64_t> partialArgs;   ///< arg positions of a reduction's segment partials
   std::map<std::string, runtime::DeviceMemory, std::less<>> *saved = nullptr;
 };
 

@@ -48,7 +48,7 @@ GraphFacts graphFacts(const graph::Graph &graph) {
 }
 
 lower::SpmmConfig chooseSpmm(const SpmmInputs &in, const RuleOptions &options) {
-  lower::SpmmConfig t;
+  lower::SpmmConfig config;
   // Auto takes cuSPARSE for skewed degrees, where it beat the generated
   // kernel on the H200 (R-MAT scale 20: 1.43 vs 1.55 ms; tolokers: 0.081 vs
   // 0.085 ms, F = 128), and the generated kernel for even degrees, where it
@@ -58,9 +58,15 @@ lower::SpmmConfig chooseSpmm(const SpmmInputs &in, const RuleOptions &options) {
   // fuses (GIN's self term).
   const bool autoCusparse = options.variant == Variant::Auto && skewed && !in.cusparseNeedsPass;
   if (in.cusparsePossible && (options.variant == Variant::Cusparse || autoCusparse)) {
-    t.backend = lower::SpmmConfig::Backend::Cusparse;
-    return t;
+    config.backend = lower::SpmmConfig::Backend::Cusparse;
+    return config;
   }
+  static_cast<lower::RowTiling &>(config) = tileRows(in, options);
+  return config;
+}
+
+lower::RowTiling tileRows(const SpmmInputs &in, const RuleOptions &options) {
+  lower::RowTiling t;
   // Widest vector the rows allow: 16-byte loads need 4-aligned widths.
   t.vec = !in.alignedGather ? 1 : in.width % 4 == 0 ? 4 : in.width % 2 == 0 ? 2 : 1;
   const int64_t vectors = (in.width + t.vec - 1) / t.vec;
@@ -100,15 +106,25 @@ lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pas
   for (size_t k = 0; k < stages.size(); ++k) {
     const lower::AggregationStage &stage = stages[k];
     const dsl::Over over = llvm::cast<dsl::Aggregate>(stage.aggregate.get())->over();
-    if (over == dsl::Over::AllNodes || stage.family != lower::Family::SpMM) {
+    const bool rows = over == dsl::Over::InEdges || over == dsl::Over::OutEdges;
+    if (!rows || stage.family == lower::Family::Attention) {
       config.stages.emplace_back(std::monostate{}); // nothing to tune (or refused by planning)
       continue;
     }
-    const lower::StageFusion fusion = lower::fusionOf(lowered, pass, k);
     SpmmInputs in;
     in.degrees = over == dsl::Over::OutEdges ? facts.out : facts.in;
     in.local = facts.local;
     in.width = stage.aggregate->shape().size();
+    if (stage.family == lower::Family::Reduction) {
+      // The same row mapping as the generated SpMM kernel; vector gathers
+      // when the whole message is a plain input (SAGE max's x_j).
+      in.alignedGather = options.aligned && lower::messageIsPlainGather(stage);
+      lower::ReductionConfig reduction;
+      static_cast<lower::RowTiling &>(reduction) = tileRows(in, options);
+      config.stages.emplace_back(reduction);
+      continue;
+    }
+    const lower::StageFusion fusion = lower::fusionOf(lowered, pass, k);
     in.cusparsePossible = lower::cusparseCanRun(stage);
     in.cusparseNeedsPass = fusion.fusable && !fusion.direct;
     in.alignedGather = options.aligned && lower::isPlainGather(stage);
@@ -118,9 +134,12 @@ lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pas
 }
 
 lower::PassConfig unalignedConfig(lower::PassConfig config) {
-  for (lower::StageConfig &stage : config.stages)
+  for (lower::StageConfig &stage : config.stages) {
     if (auto *spmm = std::get_if<lower::SpmmConfig>(&stage))
       spmm->vec = 1;
+    if (auto *reduction = std::get_if<lower::ReductionConfig>(&stage))
+      reduction->vec = 1;
+  }
   return config;
 }
 

@@ -60,6 +60,9 @@ struct SpmmInputs {
 
 lower::SpmmConfig chooseSpmm(const SpmmInputs &in, const RuleOptions &options);
 
+/// The generated kernels' row mapping for a stage (SpMM and reduction alike).
+lower::RowTiling tileRows(const SpmmInputs &in, const RuleOptions &options);
+
 /// The rule's config for every stage of `pass` on a graph with `facts`.
 lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pass, const GraphFacts &facts,
                              const RuleOptions &options);

@@ -30,9 +30,11 @@ Direction directionOf(const AggregationStage &stage);
 /// input's gradient (backward).
 struct Target {
   std::string name;
-  dsl::ExprPtr value;  ///< null: zero (an input no output depends on)
-  bool global = false; ///< one row (parameters); otherwise one row per node
+  dsl::ExprPtr value;   ///< null: zero (an input no output depends on)
+  bool global = false;  ///< one row (parameters)
+  bool perEdge = false; ///< one row per edge id (an edge input's gradient); otherwise one per node
   int64_t width = 0;
+  int64_t rows(int64_t nodes, int64_t edges) const { return global ? 1 : perEdge ? edges : nodes; }
 };
 
 /// Scratch rows a pass owns: an aggregate kept between kernels.
@@ -46,8 +48,8 @@ struct ScratchBuffer {
 struct SavedBuffer {
   std::string name;
   int64_t width = 0;
-  bool perEdge = false;     ///< one row per edge; otherwise one per node
-  bool integer = false;     ///< int32 elements; otherwise float
+  bool perEdge = false; ///< one row per edge; otherwise one per node
+  bool positions = false; ///< CSR positions (the graph's index type: -1 for none); otherwise floats
 };
 
 /// One entry point of a step's module and its launch rule.
@@ -68,6 +70,40 @@ struct SpmmStep {
   std::string gathered;      ///< cuSPARSE: the input whose rows it multiplies
   std::vector<KernelEntry> kernels;
   bool cusparse() const { return config.backend == SpmmConfig::Backend::Cusparse; }
+};
+
+/// A reduction-family aggregation over in- or out-edges: max or min (with
+/// the arg position of each result saved for the backward when it reads
+/// one), or the sum or mean of a general message, fused with the element-wise
+/// epilogue of the one target that reads it.
+struct ReductionStep {
+  AggregationStage stage;
+  ReductionConfig config;
+  Direction direction = Direction::In;
+  std::string label;
+  std::string target;       ///< the target written, or empty
+  int aggregate = -1;       ///< else the scratch buffer written
+  dsl::ExprPtr fusedOutput; ///< the target's value, element-wise in the aggregate
+  std::string savedArgs;    ///< max/min: the saved buffer of arg positions it writes, or empty
+  std::vector<KernelEntry> kernels;
+};
+
+/// Per-edge targets (edge inputs' gradients), evaluated at every edge of
+/// the incoming CSR and written at the edge's id.
+struct EdgeOutputsStep {
+  std::string label;
+  std::vector<std::pair<std::string, dsl::ExprPtr>> outputs;
+  int64_t width = 0; ///< the widest output
+  std::vector<KernelEntry> kernels;
+};
+
+/// A sum over all edges of a per-edge value (a parameter's gradient), in
+/// two passes like a node sum.
+struct EdgeSumStep {
+  AggregationStage stage;
+  std::string label;
+  int aggregate = -1; ///< the global scratch buffer written
+  std::vector<KernelEntry> kernels;
 };
 
 /// A sum over all nodes (a scalar parameter's gradient), in two passes.
@@ -97,7 +133,8 @@ struct ZeroStep {
   std::string target;
 };
 
-using Step = std::variant<SpmmStep, NodeSumStep, NodeOutputsStep, ZeroStep>;
+using Step =
+    std::variant<SpmmStep, ReductionStep, NodeSumStep, EdgeSumStep, NodeOutputsStep, EdgeOutputsStep, ZeroStep>;
 
 struct PassPlan {
   Pass pass = Pass::Forward;
@@ -110,6 +147,8 @@ struct PassPlan {
   std::vector<SavedBuffer> saved;
   /// Scratch buffers by the aggregate each holds (what later kernels read).
   std::map<const dsl::ExprNode *, int> scratchOf;
+  /// Saved arg positions by the forward max/min aggregate they belong to.
+  std::map<const dsl::ExprNode *, std::string> savedArgsOf;
 
   const Target &target(std::string_view name) const;
   /// Readable summary, one line per step (--explain, plan.json, run's report).
@@ -120,6 +159,10 @@ struct PassPlan {
 /// of a family without generated kernels yet, or a backward plan that reads
 /// saved forward values, is a UserError that says so.
 PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &config);
+
+/// The name of the saved buffer of arg positions of forward stage `k` (a
+/// max or min aggregation whose backward reads them).
+std::string savedArgsName(size_t k);
 
 /// The stages a pass plans, in order: configs are given in this order.
 const std::vector<AggregationStage> &stagesOf(const LoweredLayer &lowered, Pass pass);

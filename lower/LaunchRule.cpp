@@ -32,6 +32,10 @@ Grid LaunchRule::grid(const GridCounts &c) const {
     return {ceilDiv(c.rows * width, block), 1};
   case Kind::GlobalOutputs:
     return {ceilDiv(width, block), 1};
+  case Kind::EdgeRows:
+    return {ceilDiv(c.rows * 32, block), 1};
+  case Kind::EdgeSumPartials:
+    return {nodeSumPartials(c.rows), 1};
   }
   return {};
 }
@@ -62,6 +66,12 @@ std::string LaunchRule::describe() const {
   case Kind::GlobalOutputs:
     return fmt::format("x: ceil(num_rows * width / block) = {} (num_rows=1, width={}, block={})", ceilDiv(width, block),
                        width, block);
+  case Kind::EdgeRows:
+    return fmt::format("x: ceil(num_rows * 32 / {}) (a warp per row, lanes over the width={})", block, width);
+  case Kind::EdgeSumPartials:
+    return fmt::format("x: num_partials = min(1024, max(1, ceil(num_rows / 256))) (block={}; each row's edges summed "
+                       "by one thread)",
+                       block);
   }
   return "?";
 }

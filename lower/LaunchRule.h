@@ -36,6 +36,8 @@ struct LaunchRule {
     NodeSumFinish,   ///< a thread per element
     NodeOutputs,     ///< a thread per (row, element)
     GlobalOutputs,   ///< a thread per element of the one row
+    EdgeRows,        ///< a warp per row of the incoming CSR (per-edge targets)
+    EdgeSumPartials, ///< one block per partial, rows strided over blocks
   };
   Kind kind = Kind::SpmmRows;
   int block = 256;

@@ -78,25 +78,64 @@ std::string shortText(const AggregationStage &s) {
                      shapeText(s.aggregate->shape()));
 }
 
+/// Whether the kernels can read `n`: every node but softmax, and saved
+/// values other than a max/min's arg match and forward values they can
+/// recompute (no aggregate inside); the rest is the attention family's.
+bool readable(const ExprNode &n) {
+  if (isa<EdgeSoftmax>(&n))
+    return false;
+  const auto *saved = llvm::dyn_cast<Saved>(&n);
+  if (!saved || saved->what() == SavedKind::ArgMatch)
+    return true;
+  if (saved->what() != SavedKind::Value)
+    return false;
+  for (const ExprPtr &m : postOrder({saved->forward()}))
+    if (isa<Aggregate>(m.get()) || isa<EdgeSoftmax>(m.get()) || isa<Saved>(m.get()))
+      return false;
+  return true;
+}
+
 /// Refuses what has no generated kernels yet, before anything is planned.
 void checkGenerated(const LoweredLayer &lowered, Pass pass, const std::vector<Target> &targets) {
   const std::string &layer = lowered.layer.name();
+  const char *passText = pass == Pass::Forward ? "forward" : "backward";
   for (const AggregationStage &s : stagesOf(lowered, pass)) {
     const auto *agg = cast<Aggregate>(s.aggregate.get());
-    const bool nodeSum = agg->over() == Over::AllNodes && agg->reduce() == Reduce::Sum;
-    if (s.family != Family::SpMM && !nodeSum)
+    const bool wholeSum = (agg->over() == Over::AllNodes || agg->over() == Over::AllEdges) && agg->reduce() == Reduce::Sum;
+    if (s.family == Family::Attention || (agg->over() == Over::AllEdges && !wholeSum) ||
+        (agg->over() == Over::AllNodes && !wholeSum))
       throwUserError("layer {}: kernels of the {} family ({}) are not generated yet; run it with --backend cpu. "
                      "The {} aggregation:\n{}",
-                     layer, familyName(s.family), s.reason, pass == Pass::Forward ? "forward" : "backward",
-                     printExpr(s.aggregate));
+                     layer, familyName(s.family), s.reason, passText, printExpr(s.aggregate));
   }
+  std::vector<ExprPtr> roots;
   for (const Target &t : targets)
     if (t.value)
-      for (const ExprPtr &n : postOrder({t.value}))
-        if (isa<Saved>(n.get()) || isa<EdgeSoftmax>(n.get()))
-          throwUserError("layer {}: the {} pass reads {} (saved forward values or softmax); only SpMM-family "
-                         "layers are generated yet",
-                         layer, pass == Pass::Forward ? "forward" : "backward", printExpr(n));
+      roots.push_back(t.value);
+  for (const ExprPtr &n : postOrder(roots))
+    if (!readable(*n))
+      throwUserError("layer {}: the {} pass reads {} (saved forward values or softmax: the attention family's); "
+                     "those kernels are not generated yet",
+                     layer, passText, printExpr(n));
+}
+
+/// Forward stages whose arg positions the backward reads (Saved ArgMatch).
+std::set<size_t> stagesWithSavedArgs(const LoweredLayer &lowered) {
+  std::vector<ExprPtr> roots;
+  for (const InputGradient &g : lowered.backward.plan.gradients)
+    roots.insert(roots.end(), g.terms.begin(), g.terms.end());
+  std::set<size_t> stages;
+  for (const ExprPtr &n : postOrder(roots))
+    if (const auto *saved = llvm::dyn_cast<Saved>(n.get()); saved && saved->what() == SavedKind::ArgMatch) {
+      size_t k = 0;
+      while (k < lowered.forward.size() && lowered.forward[k].aggregate.get() != saved->forward().get())
+        ++k;
+      if (k == lowered.forward.size())
+        throwInternalError("layer {}: an arg match reads an aggregation that is not a forward stage",
+                           lowered.layer.name());
+      stages.insert(k);
+    }
+  return stages;
 }
 
 } // namespace
@@ -105,16 +144,13 @@ std::vector<Target> targetsOf(const LoweredLayer &lowered, Pass pass) {
   std::vector<Target> targets;
   if (pass == Pass::Forward) {
     for (const LayerOutput &o : lowered.layer.outputs())
-      targets.push_back({o.name, o.value, false, o.value->shape().size()});
+      targets.push_back({o.name, o.value, false, false, o.value->shape().size()});
     return targets;
   }
   for (const InputGradient &g : lowered.backward.plan.gradients) {
     const InputDecl &in = *g.input;
-    if (in.kind == InputKind::Edge && !g.terms.empty())
-      throwUserError("layer {}: the gradient of edge input '{}' is not generated yet (no SpMM-family kernel "
-                     "writes per-edge values)",
-                     lowered.layer.name(), in.name);
-    targets.push_back({in.name, sumOfTerms(g.terms), in.kind == InputKind::Param, in.shape.size()});
+    targets.push_back(
+        {in.name, sumOfTerms(g.terms), in.kind == InputKind::Param, in.kind == InputKind::Edge, in.shape.size()});
   }
   return targets;
 }
@@ -136,11 +172,35 @@ StageFusion fusionOf(const LoweredLayer &lowered, Pass pass, size_t k) {
   if (users != 1 || readByAggregation)
     return {-1, false, false};
   const Target &t = targets[static_cast<size_t>(f.target)];
-  f.fusable = !t.global && countAggregates(t.value, stages) == 1 && isElementwiseIn(t.value, *s.aggregate);
+  f.fusable =
+      !t.global && !t.perEdge && countAggregates(t.value, stages) == 1 && isElementwiseIn(t.value, *s.aggregate);
   f.direct = f.fusable && t.value.get() == s.aggregate.get();
   if (!f.fusable)
     f.target = -1;
   return f;
+}
+
+void checkTiling(const std::string &layer, const RowTiling &t) {
+  auto groupOk = [](int g) { return g >= 1 && g <= 32 && (g & (g - 1)) == 0; };
+  if (!groupOk(t.group) || !groupOk(t.segmentGroup) || (t.vec != 1 && t.vec != 2 && t.vec != 4) || t.chunks < 1 ||
+      t.segmentChunks < 1 || t.blockThreads % 32 != 0 || t.blockThreads < 32 || t.blockThreads > 1024 ||
+      t.heavyThreshold < 0 || t.segmentLength < 1)
+    throwInternalError("layer {}: bad row tiling {}", layer, t.print());
+}
+
+std::vector<KernelEntry> tiledEntries(const std::string &base, const RowTiling &t, int64_t width) {
+  std::vector<KernelEntry> entries;
+  LaunchRule rows{LaunchRule::Kind::SpmmRows, t.blockThreads, t.group, width, t.tileWidth(), 0};
+  entries.push_back({base + "_rows", rows});
+  if (t.heavyThreshold > 0) {
+    LaunchRule segments{LaunchRule::Kind::SpmmSegments, t.blockThreads, t.segmentGroup, width, t.segmentTileWidth(),
+                        t.heavyThreshold};
+    LaunchRule combine = segments;
+    combine.kind = LaunchRule::Kind::SpmmCombine;
+    entries.push_back({base + "_segments", segments});
+    entries.push_back({base + "_combine", combine});
+  }
+  return entries;
 }
 
 std::string PlanContext::label(const std::string &what) const {
@@ -172,19 +232,35 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
                        stages.size(), passName(pass));
 
   PlanContext context{lowered, stages, plan, std::vector<bool>(plan.targets.size(), false)};
+  const std::set<size_t> saved = pass == Pass::Forward ? stagesWithSavedArgs(lowered) : std::set<size_t>();
   for (size_t k = 0; k < stages.size(); ++k) {
-    if (cast<Aggregate>(stages[k].aggregate.get())->over() == Over::AllNodes) {
+    const Over over = cast<Aggregate>(stages[k].aggregate.get())->over();
+    if (over == Over::AllNodes) {
       planNodeSum(context, k);
-      continue;
+    } else if (over == Over::AllEdges) {
+      planEdgeSum(context, k);
+    } else if (const auto *spmm = std::get_if<SpmmConfig>(&config.stages[k]); stages[k].family == Family::SpMM && spmm) {
+      planSpmmStage(context, k, *spmm);
+    } else if (const auto *reduction = std::get_if<ReductionConfig>(&config.stages[k]);
+               stages[k].family == Family::Reduction && reduction) {
+      planReductionStage(context, k, *reduction, saved.count(k) ? savedArgsName(k) : std::string());
+    } else {
+      throwInternalError("layer {}: stage {} of the {} pass ({}) has no config of its family", plan.layer, k,
+                         passName(pass), familyName(stages[k].family));
     }
-    const auto *spmm = std::get_if<SpmmConfig>(&config.stages[k]);
-    if (!spmm)
-      throwInternalError("layer {}: stage {} of the {} pass has no SpMM config", plan.layer, k, passName(pass));
-    planSpmmStage(context, k, *spmm);
+  }
+  // The backward reads what the forward saved: the runner holds it across
+  // both passes, so both plans list it.
+  for (size_t k : stagesWithSavedArgs(lowered)) {
+    plan.savedArgsOf[lowered.forward[k].aggregate.get()] = savedArgsName(k);
+    if (pass == Pass::Backward)
+      plan.saved.push_back({savedArgsName(k), lowered.forward[k].aggregate->shape().size(), false, true});
   }
   planNodeOutputs(context);
   return plan;
 }
+
+std::string savedArgsName(size_t k) { return fmt::format("args{}", k); }
 
 const Target &PassPlan::target(std::string_view name) const {
   for (const Target &t : targets)
@@ -202,8 +278,19 @@ std::string PassPlan::describe() const {
         return fmt::format("spmm {} [cusparse] -> {}\n", shortText(s.stage), to);
       return fmt::format("spmm {} [generated {}] -> {}\n", shortText(s.stage), s.config.print(), to);
     }
+    std::string operator()(const ReductionStep &s) const {
+      const std::string to = s.target.empty() ? fmt::format("agg{}", s.aggregate) : s.target;
+      return fmt::format("reduction {} [generated {}] -> {}{}\n", shortText(s.stage), s.config.print(), to,
+                         s.savedArgs.empty() ? "" : fmt::format(", arg positions -> saved {}", s.savedArgs));
+    }
     std::string operator()(const NodeSumStep &s) const {
       return fmt::format("node sum {} -> agg{}\n", shortText(s.stage), s.aggregate);
+    }
+    std::string operator()(const EdgeSumStep &s) const {
+      return fmt::format("edge sum {} -> agg{}\n", shortText(s.stage), s.aggregate);
+    }
+    std::string operator()(const EdgeOutputsStep &s) const {
+      return fmt::format("edge outputs ({})\n", s.kernels.front().entry);
     }
     std::string operator()(const NodeOutputsStep &s) const {
       return fmt::format("{} outputs ({})\n", s.global ? "global" : "node", s.kernels.front().entry);

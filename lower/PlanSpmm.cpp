@@ -15,34 +15,14 @@ using llvm::cast;
 
 namespace {
 
-void checkConfig(const std::string &layer, const SpmmConfig &t) {
-  auto groupOk = [](int g) { return g >= 1 && g <= 32 && (g & (g - 1)) == 0; };
-  if (!groupOk(t.group) || !groupOk(t.segmentGroup) || (t.vec != 1 && t.vec != 2 && t.vec != 4) || t.chunks < 1 ||
-      t.segmentChunks < 1 || t.blockThreads % 32 != 0 || t.blockThreads < 32 || t.blockThreads > 1024 ||
-      t.heavyThreshold < 0 || t.segmentLength < 1 || t.cusparseAlgorithm < 0 || t.cusparseAlgorithm > 3)
-    throwInternalError("layer {}: bad SpMM config {}", layer, t.print());
-}
-
-std::vector<KernelEntry> generatedEntries(const std::string &base, const SpmmConfig &t, int64_t width) {
-  std::vector<KernelEntry> entries;
-  LaunchRule rows{LaunchRule::Kind::SpmmRows, t.blockThreads, t.group, width, t.tileWidth(), 0};
-  entries.push_back({base + "_rows", rows});
-  if (t.heavyThreshold > 0) {
-    LaunchRule segments{LaunchRule::Kind::SpmmSegments, t.blockThreads, t.segmentGroup, width, t.segmentTileWidth(),
-                        t.heavyThreshold};
-    LaunchRule combine = segments;
-    combine.kind = LaunchRule::Kind::SpmmCombine;
-    entries.push_back({base + "_segments", segments});
-    entries.push_back({base + "_combine", combine});
-  }
-  return entries;
-}
 
 } // namespace
 
 void planSpmmStage(PlanContext &c, size_t k, const SpmmConfig &config) {
   const AggregationStage &s = c.stages[k];
-  checkConfig(c.plan.layer, config);
+  checkTiling(c.plan.layer, config);
+  if (config.cusparseAlgorithm < 0 || config.cusparseAlgorithm > 3)
+    throwInternalError("layer {}: cuSPARSE algorithm {}", c.plan.layer, config.cusparseAlgorithm);
   const StageFusion fusion = fusionOf(c.lowered, c.plan.pass, k);
   SpmmStep step;
   step.stage = s;
@@ -61,7 +41,7 @@ void planSpmmStage(PlanContext &c, size_t k, const SpmmConfig &config) {
       throwInternalError("layer {}: vector width {} for a value that is not a plain gathered input of width divisible "
                          "by it",
                          c.plan.layer, config.vec);
-    step.kernels = generatedEntries(base, config, width);
+    step.kernels = tiledEntries(base, config, width);
     if (fusion.fusable)
       step.fusedOutput = c.plan.targets[static_cast<size_t>(fusion.target)].value;
   }

@@ -24,6 +24,13 @@ bool isPlainGather(const AggregationStage &stage) {
          stage.value->level() == gatheredLevel(agg->over()) && stage.value->shape() == stage.aggregate->shape();
 }
 
+bool messageIsPlainGather(const AggregationStage &stage) {
+  const auto *agg = llvm::cast<dsl::Aggregate>(stage.aggregate.get());
+  const dsl::ExprPtr &m = agg->message();
+  return llvm::isa<dsl::InputRef>(m.get()) && m->level() == gatheredLevel(agg->over()) &&
+         m->shape() == stage.aggregate->shape();
+}
+
 Family LoweredLayer::family() const {
   // Attention dominates (its kernel also covers the rest of the layer's
   // work in practice), then reduction, then SpMM.

@@ -54,6 +54,10 @@ dsl::Level gatheredLevel(dsl::Over over);
 /// Whether an SpMM stage's value is a layer input read whole at the gathered
 /// end (what cuSPARSE and 16-byte vector gathers need).
 bool isPlainGather(const AggregationStage &stage);
+/// Whether an aggregation's whole message is a layer input read whole at
+/// the gathered end (SAGE max's x_j): reduction kernels then gather it in
+/// 16-byte vectors.
+bool messageIsPlainGather(const AggregationStage &stage);
 
 struct LoweredLayer {
   dsl::Layer layer; ///< after canonicalization

@@ -4,13 +4,17 @@
 
 namespace gnnjit::lower {
 
-std::string SpmmConfig::print() const {
-  if (backend == Backend::Cusparse)
-    return cusparseAlgorithm ? fmt::format("cusparse alg{}", cusparseAlgorithm) : "cusparse";
+std::string RowTiling::print() const {
   if (heavyThreshold == 0)
     return fmt::format("group={} vec={} chunks={} block={}", group, vec, chunks, blockThreads);
   return fmt::format("group={} vec={} chunks={} block={} heavy>{} in segments of {} by {} lanes x {} chunks", group,
                      vec, chunks, blockThreads, heavyThreshold, segmentLength, segmentGroup, segmentChunks);
+}
+
+std::string SpmmConfig::print() const {
+  if (backend == Backend::Cusparse)
+    return cusparseAlgorithm ? fmt::format("cusparse alg{}", cusparseAlgorithm) : "cusparse";
+  return RowTiling::print();
 }
 
 } // namespace gnnjit::lower

@@ -15,34 +15,49 @@ namespace gnnjit::lower {
 /// The graph's CSR index type, as kernels declare index_t.
 enum class IndexWidth : uint8_t { I32, I64 };
 
-/// An SpMM-family aggregation: cuSPARSE, or the generated CSR kernel shaped
-/// as below (codegen/device/spmm.cuh says what each number does).
-struct SpmmConfig {
-  enum class Backend : uint8_t { Generated, Cusparse };
-  Backend backend = Backend::Generated;
+/// How a generated CSR kernel maps rows to lanes (codegen/device/spmm.cuh
+/// and reduction.cuh say what each number does); SpMM and reduction kernels
+/// share it.
+struct RowTiling {
   int group = 32;         ///< lanes per light row: 1, 2, 4, 8, 16 or 32
   int chunks = 1;         ///< vectors per lane per tile, light rows
   int vec = 4;            ///< floats per lane access: 1, 2 or 4 (vector loads need aligned rows)
   int blockThreads = 256; ///< a multiple of 32
   /// Rows with more edges than this are split into segments of
-  /// segmentLength edges, each summed by a group of segmentGroup lanes;
-  /// 0: no split.
+  /// segmentLength edges, each summed by a group of segmentGroup lanes and
+  /// folded in segment order by a second kernel; 0: no split.
   int64_t heavyThreshold = 0;
   int64_t segmentLength = 256;
   int segmentGroup = 32;
   int segmentChunks = 1;
-  /// cuSPARSE's CSR algorithm (1, 2 or 3); 0: the fastest, timed on first use.
-  int cusparseAlgorithm = 0;
 
   int tileWidth() const { return group * vec * chunks; }
   int segmentTileWidth() const { return segmentGroup * vec * segmentChunks; }
   std::string print() const;
+  bool operator==(const RowTiling &) const = default;
+};
+
+/// An SpMM-family aggregation: cuSPARSE, or the generated CSR kernel.
+struct SpmmConfig : RowTiling {
+  enum class Backend : uint8_t { Generated, Cusparse };
+  Backend backend = Backend::Generated;
+  /// cuSPARSE's CSR algorithm (1, 2 or 3); 0: the fastest, timed on first use.
+  int cusparseAlgorithm = 0;
+
+  std::string print() const;
   bool operator==(const SpmmConfig &) const = default;
 };
 
+/// A reduction-family aggregation (max, min, or the sum or mean of a general
+/// message): codegen/device/reduction.cuh's kernels. vec > 1 only when the
+/// message is a plain gathered input.
+struct ReductionConfig : RowTiling {
+  bool operator==(const ReductionConfig &) const = default;
+};
+
 /// The config of one aggregation stage, by family; monostate for a stage
-/// nothing tunes (a sum over all nodes).
-using StageConfig = std::variant<std::monostate, SpmmConfig>;
+/// nothing tunes (a sum over all nodes or all edges).
+using StageConfig = std::variant<std::monostate, SpmmConfig, ReductionConfig>;
 
 /// What planning a pass is handed: the graph facts kernels are compiled
 /// for, and one config per aggregation stage (in the pass's stage order).

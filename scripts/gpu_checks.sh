@@ -4,9 +4,10 @@
 # shared datasets, and the memory acceptance runs (preflight refusals, peak
 # host RSS and device peak at scale). Logs go to OUT_DIR; a summary table is
 # printed last.
-#   scripts/gpu_checks.sh BIN_DIR DATASETS_DIR OUT_DIR [quick|scale|all]
-# BIN_DIR holds gnnjit and the test_*gpu programs (and gnnjit-before, an older
-# build to compare with, if present).
+#   scripts/gpu_checks.sh BIN_DIR DATASETS_DIR OUT_DIR [quick|scale|bench|all]
+# BIN_DIR holds gnnjit, the test_*gpu programs and bench_* (and gnnjit-before,
+# an older build to compare with, if present). bench runs bench_reduction,
+# PyG's SAGEConv(max) on the same edges, and bench_spmm.
 set -uo pipefail
 bin=$(realpath "$1") data=$(realpath "$2") out=$3 what=${4:-all}
 mkdir -p "$out"
@@ -42,9 +43,14 @@ if [[ $what == quick || $what == all ]]; then
   step sanitizer_inputs_dump bash -c "'$bin/gnnjit' run --layer gcn --graph citeseer --backward --dump $out/d1 >/dev/null &&
     compute-sanitizer --tool memcheck --error-exitcode 9 '$bin/gnnjit' run --layer gcn --graph citeseer --backward \
       --inputs $out/d1 --dump $out/d2 --check"
+  step sanitizer_sage_max compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$bin/gnnjit" run --layer sage --aggr max --graph cora --backward --check
+  step sanitizer_edgeconv_heavy compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$bin/gnnjit" run --layer edgeconv --aggr max --graph rmat:scale=11,ef=16 --backward --check --dim 33
   for ds in cora citeseer pubmed email-Eu-core squirrel tolokers; do
-    for layer in "gcn" "gin" "graphconv --aggr mean" "sage"; do
-      step "check_${ds}_${layer%% *}" "$bin/gnnjit" run --layer $layer --graph "$ds" --backward --check --dim 64
+    for layer in "gcn" "gin" "graphconv --aggr mean" "sage" "sage --aggr max" "sage --aggr min" "edgeconv --aggr max" \
+      "edgeconv --aggr mean"; do
+      step "check_${ds}_$(echo $layer | tr -d ' -')" "$bin/gnnjit" run --layer $layer --graph "$ds" --backward --check --dim 64
     done
   done
   # The same seed gives the same inputs on both backends.
@@ -75,6 +81,16 @@ print('device peak', m['peak'], 'graph', m['graph'], 'inputs', m['inputs'], 'est
       --dim 490 --backend cuda --backward --json
     note "    before: host peak RSS $(rss "$out/grid2100_gcn490_before.log"); $(grep -o '"peak": [0-9]*' "$out/grid2100_gcn490_before.log")"
   fi
+fi
+
+if [[ $what == bench || $what == all ]]; then
+  step bench_reduction "$bin/bench_reduction" --dump-npy "$out/npy" --json "$out/reduction.jsonl"
+  tail -8 "$out/bench_reduction.log" | sed 's/^/    /'
+  step pyg_sage timeout 240 python3 python/bench_pyg_sage.py "$out/npy" --F 128 --reps 10 --json "$out/pyg_sage.jsonl"
+  tail -12 "$out/pyg_sage.log" | sed 's/^/    /'
+  rm -rf "$out/npy"
+  step bench_spmm "$bin/bench_spmm"
+  tail -14 "$out/bench_spmm.log" | sed 's/^/    /'
 fi
 
 echo

@@ -21,9 +21,24 @@ template <int Width, class Ops> GNNJIT_DEVICE void nodeElements(const Ops &ops, 
   ops.compute(row, f);
 }
 
+/// The block's threads' `sum`s added in a fixed tree (the same result on
+/// every run, no float atomics), written to *out by thread 0. Every thread
+/// of the block must call it; `partial` is the block's shared scratch.
+template <int Block> GNNJIT_DEVICE void blockSumToPartial(float (&partial)[Block], float sum, float *out) {
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = Block / 2; half > 0; half /= 2) {
+    if ((int)threadIdx.x < half)
+      partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    *out = partial[0];
+  __syncthreads(); // partial[] is reused by the next call
+}
+
 /// Per block b, for every element f: partials[b * F + f] = the sum of
-/// message(row, f) over the rows the block strides over, reduced in a fixed
-/// tree, so the result is the same on every run (no float atomics).
+/// message(row, f) over the rows the block strides over.
 template <int F, int Block, class Ops>
 GNNJIT_DEVICE void nodeSumPartial(const Ops &ops, long long numRows, float *__restrict__ partials) {
   __shared__ float partial[Block];
@@ -31,16 +46,7 @@ GNNJIT_DEVICE void nodeSumPartial(const Ops &ops, long long numRows, float *__re
     float sum = 0.0f;
     for (long long row = blockIdx.x * (long long)Block + threadIdx.x; row < numRows; row += (long long)gridDim.x * Block)
       sum += ops.message(row, f);
-    partial[threadIdx.x] = sum;
-    __syncthreads();
-    for (int half = Block / 2; half > 0; half /= 2) {
-      if ((int)threadIdx.x < half)
-        partial[threadIdx.x] += partial[threadIdx.x + half];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0)
-      partials[blockIdx.x * (long long)F + f] = partial[0];
-    __syncthreads(); // partial[] is reused by the next element
+    blockSumToPartial<Block>(partial, sum, partials + blockIdx.x * (long long)F + f);
   }
 }
 

@@ -93,28 +93,39 @@ GNNJIT_DEVICE void spmmAccumulate(const Ops &ops, const SpmmTile<G, V, CH> &t, f
   }
 }
 
-/// Applies scale and the epilogue to the sums and writes the row's tile:
-/// one vector store per chunk when V > 1 (then F % V == 0 and rows of the
-/// output are F floats apart, so every vector is aligned).
-template <int G, int V, int CH, int F, class Ops>
-GNNJIT_DEVICE void spmmStore(const Ops &ops, const SpmmTile<G, V, CH> &t, const float (&acc)[CH][V], long long row,
-                             float scale) {
+/// fn(c, f0) for each vector c of this lane whose first feature f0 is < F.
+template <int G, int V, int CH, int F, class Fn>
+GNNJIT_DEVICE void forOwnedVectors(const SpmmTile<G, V, CH> &t, Fn fn) {
   constexpr int TILE = SpmmTile<G, V, CH>::kTile;
-  float *out = ops.outputRow(row);
 #pragma unroll
   for (int c = 0; c < CH; ++c) {
     const int f0 = t.feature(c);
-    if (F % TILE != 0 && f0 >= F)
-      continue;
+    if (F % TILE == 0 || f0 < F) // constant when tiles cover F exactly
+      fn(c, f0);
+  }
+}
+
+/// One vector store when V > 1 (then F % V == 0 and rows of the output are
+/// F floats apart, so every vector is aligned), else one float.
+template <int V> GNNJIT_DEVICE void storeResult(float *out, const float (&result)[V]) {
+  if constexpr (V > 1)
+    storeVecAligned<float, V>(out, result);
+  else
+    out[0] = result[0];
+}
+
+/// Applies scale and the epilogue to the sums and writes the row's tile.
+template <int G, int V, int CH, int F, class Ops>
+GNNJIT_DEVICE void spmmStore(const Ops &ops, const SpmmTile<G, V, CH> &t, const float (&acc)[CH][V], long long row,
+                             float scale) {
+  float *out = ops.outputRow(row);
+  forOwnedVectors<G, V, CH, F>(t, [&](int c, int f0) {
     float result[V];
 #pragma unroll
     for (int v = 0; v < V; ++v)
       result[v] = ops.finish(row, f0 + v, acc[c][v] * scale);
-    if constexpr (V > 1)
-      storeVecAligned<float, V>(out + f0, result);
-    else
-      out[f0] = result[0];
-  }
+    storeResult<V>(out + f0, result);
+  });
 }
 
 /// Light rows (all rows when Heavy is 0): a group of G lanes per row.

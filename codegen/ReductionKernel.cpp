@@ -1,0 +1,193 @@
+#include "codegen/ReductionKernel.h"
+
+#include "codegen/Emit.h"
+#include "codegen/EmitExpr.h"
+#include "codegen/OpsStruct.h"
+#include "codegen/Provenance.h"
+#include "support/Error.h"
+
+#include <fmt/format.h>
+
+namespace gnnjit::codegen {
+
+using namespace gnnjit::dsl;
+using llvm::cast;
+
+LeafPlaces edgeLoopPlaces(const lower::PassPlan &plan, lower::Direction direction) {
+  LeafPlaces p;
+  const bool in = direction == lower::Direction::In;
+  (in ? p.dstNode : p.srcNode) = "row";
+  (in ? p.srcNode : p.dstNode) = "col";
+  p.position = "p";
+  p.weighted = plan.weighted;
+  p.transposed = !in;
+  p.savedArgs = plan.savedArgsOf;
+  p.inBuffers = plan.scratchOf;
+  p.bufferRow = "row";
+  return p;
+}
+
+namespace {
+
+const char *reduceKind(Reduce r) {
+  switch (r) {
+  case Reduce::Sum:
+    return "gnnjit::device::kReduceSum";
+  case Reduce::Mean:
+    return "gnnjit::device::kReduceMean";
+  case Reduce::Max:
+    return "gnnjit::device::kReduceMax";
+  case Reduce::Min:
+    return "gnnjit::device::kReduceMin";
+  }
+  return "?";
+}
+
+/// Writes one reduction module: the Ops struct, then an entry per skeleton.
+class ReductionWriter {
+public:
+  ReductionWriter(const lower::PassPlan &plan, const lower::ReductionStep &step)
+      : plan_(plan), step_(step), t_(step.config), agg_(*cast<Aggregate>(step.stage.aggregate.get())),
+        shape_(step.stage.aggregate->shape()), base_(fmt::format("gnnjit_{}_{}", plan.layer, step.label)) {
+    if (agg_.over() != Over::InEdges && agg_.over() != Over::OutEdges)
+      throwInternalError("reduction kernel for an aggregation over {}", overName(agg_.over()));
+  }
+
+  GeneratedModule write() {
+    ParamList ops;
+    SourceWriter members;
+    message(members, ops);
+    LeafPlaces rowPlaces;
+    rowPlaces.srcNode = rowPlaces.dstNode = "row";
+    rowPlaces.weighted = plan_.weighted;
+    writeFinish(members, ops, rowPlaces, {}, step_.fusedOutput, *step_.stage.aggregate);
+    writeOutputRow(members, ops, step_.target, step_.aggregate);
+    if (!step_.savedArgs.empty()) {
+      const std::string data = ops.use(ParamKind::SavedData, step_.savedArgs, savedParamName(step_.savedArgs),
+                                       "index_t* __restrict__");
+      const std::string ld =
+          ops.use(ParamKind::SavedStride, step_.savedArgs, savedStrideName(step_.savedArgs), "long long");
+      members.line("GNNJIT_DEVICE index_t *argRow(long long row) const {{ return {} + row * {}; }}", data, ld);
+    } else {
+      members.line("GNNJIT_DEVICE index_t *argRow(long long) const {{ return nullptr; }}");
+    }
+
+    SourceWriter out;
+    out.line("#include \"gnnjit/gnnjit_device.cuh\"");
+    out.line("#include \"gnnjit/reduction.cuh\"");
+    out.blank();
+    out.line("typedef {} index_t;", plan_.index == lower::IndexWidth::I32 ? "int" : "long long");
+    out.line("namespace {{");
+    out.line("constexpr int V = {};", t_.vec);
+    out.line("constexpr int F = {}, DIM = {};", shape_.size(), shape_.dim);
+    out.line("constexpr int REDUCE = {};", reduceKind(agg_.reduce()));
+    out.line("constexpr bool SAVE_ARGS = {};", step_.savedArgs.empty() ? "false" : "true");
+    if (t_.heavyThreshold > 0)
+      out.line("constexpr long long HEAVY = {}, SEGMENT = {};", t_.heavyThreshold, t_.segmentLength);
+    writeOpsStruct(out, plan_.layer,
+                   fmt::format("the message of aggregate[{}, {}] and its epilogue", reduceName(agg_.reduce()),
+                               overName(agg_.over())),
+                   ops, members);
+    GeneratedModule module;
+    module.name = fmt::format("{}_{}", plan_.layer, step_.label);
+    for (const lower::KernelEntry &e : step_.kernels) {
+      out.blank();
+      module.kernels.push_back(writeEntry(out, ops, e));
+    }
+    ProvenanceInfo info = tiledProvenance(plan_.layer, "reduction", base_, t_, plan_.index, shape_.size());
+    info.tuning["reduce"] = std::string(reduceName(agg_.reduce()));
+    module.source = withProvenance(info, out.str());
+    checkEntries(module, step_.kernels);
+    return module;
+  }
+
+private:
+  /// The message at elements f .. f + V - 1: a vector gather of a plain
+  /// input, or element by element (V = 1).
+  void message(SourceWriter &w, ParamList &ops) {
+    auto fn = w.scope("GNNJIT_DEVICE void message(float (&m)[V], long long row, index_t col, long long p, int f) "
+                      "const");
+    w.line("(void)row; (void)col; (void)p;");
+    if (lower::messageIsPlainGather(step_.stage)) {
+      const std::string &name = cast<InputRef>(agg_.message().get())->input()->name;
+      const std::string data = ops.use(ParamKind::InputData, name, inputParamName(name), "const float* __restrict__");
+      const std::string ld = ops.use(ParamKind::InputStride, name, inputStrideName(name), "long long");
+      w.line("gnnjit::device::ldgVecAligned<float, V>({} + (long long)col * {} + f, m);", data, ld);
+      return;
+    }
+    if (t_.vec != 1)
+      throwInternalError("a reduction message gathered {} floats at a time but not a plain input", t_.vec);
+    w.line("const int h = f / DIM, d = f % DIM;");
+    w.line("(void)h; (void)d;");
+    const LeafPlaces places = edgeLoopPlaces(plan_, step_.direction); // outlives the emitter
+    ExprEmitter emitter(w, kernelContext(ops, places));
+    w.line("m[0] = {};", emitter.element(agg_.message(), "h", "d"));
+  }
+
+  GeneratedKernel writeEntry(SourceWriter &out, const ParamList &ops, const lower::KernelEntry &e) {
+    ParamList params;
+    const char *index = "const index_t* __restrict__";
+    std::string call;
+    switch (e.launch.kind) {
+    case lower::LaunchRule::Kind::SpmmRows: {
+      const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
+      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", index);
+      const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", index);
+      call = fmt::format("gnnjit::device::reduceRows<{}, V, {}, F, {}, REDUCE, SAVE_ARGS>(ops, {}, {}, {});", t_.group,
+                         t_.chunks, t_.heavyThreshold > 0 ? "HEAVY" : "0", rows, offsets, cols);
+      break;
+    }
+    case lower::LaunchRule::Kind::SpmmSegments: {
+      const std::string count = params.use(ParamKind::NumSegments, "", "num_segments", "long long");
+      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", index);
+      const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", index);
+      const std::string rows = params.use(ParamKind::SegmentRows, "", "segment_rows", index);
+      const std::string begins =
+          params.use(ParamKind::SegmentBegins, "", "segment_begins", "const long long* __restrict__");
+      const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
+      const std::string args = params.use(ParamKind::PartialArgs, "", "partial_args", "long long* __restrict__");
+      call = fmt::format("gnnjit::device::reduceSegments<{}, V, {}, F, SEGMENT, REDUCE>(ops, {}, {}, {}, {}, {}, {}, "
+                         "{});",
+                         t_.segmentGroup, t_.segmentChunks, count, offsets, cols, rows, begins, partials, args);
+      break;
+    }
+    case lower::LaunchRule::Kind::SpmmCombine: {
+      const std::string count = params.use(ParamKind::NumHeavyRows, "", "num_heavy_rows", "long long");
+      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", index);
+      const std::string rows = params.use(ParamKind::HeavyRows, "", "heavy_rows", index);
+      const std::string first =
+          params.use(ParamKind::HeavyFirstSegment, "", "heavy_first_segment", "const long long* __restrict__");
+      const std::string partials = params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
+      const std::string args =
+          params.use(ParamKind::PartialArgs, "", "partial_args", "const long long* __restrict__");
+      call = fmt::format("gnnjit::device::reduceCombine<{}, V, {}, F, REDUCE, SAVE_ARGS>(ops, {}, {}, {}, {}, {}, {});",
+                         t_.segmentGroup, t_.segmentChunks, count, offsets, rows, first, partials, args);
+      break;
+    }
+    default:
+      throwInternalError("a reduction step with a {} entry", e.entry);
+    }
+    params.append(ops);
+    GeneratedKernel kernel{e.entry, params.params(), e.launch.block};
+    auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", e.launch.block, e.entry,
+                        params.signature());
+    out.line("const Ops ops{{{}}};", ops.names());
+    out.line("{}", call);
+    return kernel;
+  }
+
+  const lower::PassPlan &plan_;
+  const lower::ReductionStep &step_;
+  const lower::ReductionConfig &t_;
+  const Aggregate &agg_;
+  Shape shape_;
+  std::string base_;
+};
+
+} // namespace
+
+GeneratedModule generateReductionKernel(const lower::PassPlan &plan, const lower::ReductionStep &step) {
+  return ReductionWriter(plan, step).write();
+}
+
+} // namespace gnnjit::codegen
