@@ -96,6 +96,12 @@ struct StepJson {
     j["saved_args"] = orNull(s.savedArgs);
     return j;
   }
+  ordered_json operator()(const lower::ArgScatterStep &s) const {
+    ordered_json j = base("arg_scatter", aggregateJson(s.stage, s.aggregate), s.target, "generated", nullptr,
+                          s.stage.aggregate->shape().size());
+    j["saved_args"] = s.savedArgs;
+    return j;
+  }
   ordered_json operator()(const lower::NodeSumStep &s) const {
     return base("node_sum", aggregateJson(s.stage, s.aggregate), "", "generated", nullptr,
                 s.stage.aggregate->shape().size());

@@ -18,6 +18,9 @@ struct EmitStep {
   std::optional<GeneratedModule> operator()(const lower::ReductionStep &s) const {
     return generateReductionKernel(plan, s);
   }
+  std::optional<GeneratedModule> operator()(const lower::ArgScatterStep &s) const {
+    return generateArgScatterKernel(plan, s);
+  }
   std::optional<GeneratedModule> operator()(const lower::EdgeSumStep &s) const { return generateEdgeSumKernel(plan, s); }
   std::optional<GeneratedModule> operator()(const lower::EdgeOutputsStep &s) const {
     return generateEdgeOutputsKernel(plan, s);

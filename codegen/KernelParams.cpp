@@ -58,6 +58,10 @@ std::string_view paramKindName(ParamKind kind) {
     return "saved_stride";
   case ParamKind::PartialArgs:
     return "partial_args";
+  case ParamKind::FixedPointSums:
+    return "fixed_point_sums";
+  case ParamKind::FixedPointScale:
+    return "fixed_point_scale";
   }
   return "?";
 }

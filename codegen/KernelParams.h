@@ -37,6 +37,8 @@ enum class ParamKind : uint8_t {
   SavedData,         ///< rows of the saved buffer `ref` (values the forward keeps for the backward)
   SavedStride,       ///< long long row stride of the saved buffer `ref`
   PartialArgs,       ///< long long scratch: the arg position of each partial result of row segments
+  FixedPointSums,    ///< long long scratch: integer sums of an arg scatter, one per (row, element)
+  FixedPointScale,   ///< double: the scale of those integers (a power of two)
 };
 std::string_view paramKindName(ParamKind kind);
 

@@ -190,4 +190,87 @@ GeneratedModule generateReductionKernel(const lower::PassPlan &plan, const lower
   return ReductionWriter(plan, step).write();
 }
 
+GeneratedModule generateArgScatterKernel(const lower::PassPlan &plan, const lower::ArgScatterStep &step) {
+  const Shape shape = step.stage.aggregate->shape();
+  const std::string base = fmt::format("gnnjit_{}_{}", plan.layer, step.label);
+  ParamList ops;
+  SourceWriter members;
+  {
+    // Read at the arg edge p (col -> row) in the incoming CSR.
+    auto fn = members.scope("GNNJIT_DEVICE float contribution(long long row, index_t col, long long p, int f) const");
+    members.line("(void)row; (void)col; (void)p;");
+    members.line("const int h = f / DIM, d = f % DIM;");
+    members.line("(void)h; (void)d;");
+    if (step.rest) {
+      const LeafPlaces places = edgeLoopPlaces(plan, lower::Direction::In); // outlives the emitter
+      ExprEmitter emitter(members, kernelContext(ops, places));
+      members.line("return {};", emitter.element(step.rest, "h", "d"));
+    } else {
+      members.line("return 1.0f;");
+    }
+  }
+  LeafPlaces rowPlaces;
+  rowPlaces.srcNode = rowPlaces.dstNode = "row";
+  rowPlaces.weighted = plan.weighted;
+  writeFinish(members, ops, rowPlaces, {}, step.fusedOutput, *step.stage.aggregate);
+  writeOutputRow(members, ops, step.target, step.aggregate);
+
+  SourceWriter out;
+  out.line("#include \"gnnjit/gnnjit_device.cuh\"");
+  out.line("#include \"gnnjit/argscatter.cuh\"");
+  out.blank();
+  out.line("typedef {} index_t;", plan.index == lower::IndexWidth::I32 ? "int" : "long long");
+  out.line("namespace {{");
+  out.line("constexpr int F = {}, DIM = {};", shape.size(), shape.dim);
+  writeOpsStruct(out, plan.layer, "the gradient each arg edge carries to its source, and the epilogue", ops,
+                 members);
+  const char *index = "const index_t* __restrict__";
+  GeneratedModule module;
+  module.name = fmt::format("{}_{}", plan.layer, step.label);
+  for (size_t k = 0; k < step.kernels.size(); ++k) {
+    const lower::KernelEntry &e = step.kernels[k];
+    ParamList params;
+    const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
+    std::string call;
+    if (k < 2) {
+      const std::string args =
+          params.use(ParamKind::SavedData, step.savedArgs, savedParamName(step.savedArgs), index);
+      const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", index);
+      if (k == 0) {
+        const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
+        call = fmt::format("gnnjit::device::argScatterBound<F>(ops, {}, {}, {}, {});", rows, args, cols, partials);
+      } else {
+        const std::string scale = params.use(ParamKind::FixedPointScale, "", "scale", "double");
+        const std::string sums =
+            params.use(ParamKind::FixedPointSums, "", "fixed_point_sums", "long long* __restrict__");
+        call = fmt::format("gnnjit::device::argScatterAdd<F>(ops, {}, {}, {}, {}, {});", rows, args, cols, scale, sums);
+      }
+    } else {
+      const std::string scale = params.use(ParamKind::FixedPointScale, "", "scale", "double");
+      const std::string sums =
+          params.use(ParamKind::FixedPointSums, "", "fixed_point_sums", "const long long* __restrict__");
+      call = fmt::format("gnnjit::device::argScatterConvert<F>(ops, {}, {}, {});", rows, scale, sums);
+    }
+    params.append(ops);
+    out.blank();
+    auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", e.launch.block, e.entry,
+                        params.signature());
+    out.line("const Ops ops{{{}}};", ops.names());
+    out.line("{}", call);
+    fn.close();
+    module.kernels.push_back(GeneratedKernel{e.entry, params.params(), e.launch.block});
+  }
+  ProvenanceInfo info;
+  info.layer = plan.layer;
+  info.family = "reduction";
+  info.kernel = base;
+  info.tuning = {{"index", plan.index == lower::IndexWidth::I32 ? "int32" : "int64"},
+                 {"F", std::to_string(shape.size())},
+                 {"arg_scatter", "fixed-point"}};
+  info.degreeBucket = "every (row, element) with an arg edge";
+  module.source = withProvenance(info, out.str());
+  checkEntries(module, step.kernels);
+  return module;
+}
+
 } // namespace gnnjit::codegen

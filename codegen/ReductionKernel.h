@@ -12,6 +12,10 @@ namespace gnnjit::codegen {
 
 GeneratedModule generateReductionKernel(const lower::PassPlan &plan, const lower::ReductionStep &step);
 
+/// The arg scatter of a max/min's backward (codegen/device/argscatter.cuh):
+/// entries "<base>_bound", "<base>_scatter", "<base>_convert".
+GeneratedModule generateArgScatterKernel(const lower::PassPlan &plan, const lower::ArgScatterStep &step);
+
 /// Where DSL leaves live inside an edge loop over `direction`'s CSR at
 /// position "p" (rows "row", the other end "col"): node values, edge inputs
 /// and weights, and the saved arg positions of the plan's max/min aggregations.

@@ -19,9 +19,10 @@ int64_t blockRows(const DeviceTensor &t) {
 
 /// Folds one (expected, actual) pair into `a`.
 void fold(Agreement &a, double atol, int64_t r, int64_t c, double e, double x) {
-  if (std::isnan(x) && std::isnan(e))
-    return; // both NaN: they agree
-  const double err = std::isnan(x) != std::isnan(e) ? INFINITY : std::fabs(x - e) / (atol + std::fabs(e));
+  if ((std::isnan(x) && std::isnan(e)) || (std::isinf(e) && x == e))
+    return; // both NaN, or the same infinity: they agree
+  const bool finite = std::isfinite(x) && std::isfinite(e);
+  const double err = !finite ? INFINITY : std::fabs(x - e) / (atol + std::fabs(e));
   if (err > a.worst) {
     a.worst = err, a.row = r, a.col = c, a.expected = e, a.actual = x;
   }

@@ -23,6 +23,7 @@ struct GraphArrays {
   int cusparse = 0;      ///< matrices of edge values
   uint64_t partials = 0; ///< the largest partial-sum scratch, bytes
   std::set<codegen::ParamKind> positionArrays; ///< edge ids, peer positions: one index per edge each
+  uint64_t fixedPoint = 0; ///< the largest arg scatter's integer sums, bytes
 };
 
 /// Adds what `program` needs of the graph to `arrays` and its buffers to `m`.
@@ -64,6 +65,12 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
     if (const auto *s = std::get_if<lower::ReductionStep>(&step)) {
       arrays.csrs.insert(s->direction);
       addSegments(s->config, s->stage.aggregate->shape().size(), sizeof(float) + sizeof(int64_t));
+    }
+    if (const auto *s = std::get_if<lower::ArgScatterStep>(&step)) {
+      arrays.csrs.insert(Direction::In);
+      arrays.fixedPoint = std::max(arrays.fixedPoint, checkedProduct({n, s->stage.aggregate->shape().size(), 8},
+                                                                     "an arg scatter's integer sums"));
+      arrays.partials = std::max(arrays.partials, uint64_t{2 * 1024 * sizeof(float)});
     }
     if (std::holds_alternative<lower::EdgeOutputsStep>(step) || std::holds_alternative<lower::EdgeSumStep>(step))
       arrays.csrs.insert(Direction::In);
@@ -113,6 +120,7 @@ MemoryEstimate runnerMemory(const lower::LoweredLayer &lowered, const graph::Gra
     m.add(fmt::format("node quantity {}", q), floats(n, 1, "a node quantity"));
   m.add("heavy-row segments", arrays.segments);
   m.add("partial sums (scratch)", arrays.partials);
+  m.add("arg scatter integer sums (scratch)", arrays.fixedPoint);
   // cuSPARSE: its matrix values, and a workspace assumed no larger than
   // another array of values (CSR ALG1-3 on the H200 asked for less).
   m.add("cuSPARSE matrix values and workspace", floats(e, 2 * arrays.cusparse, "cuSPARSE's arrays"));

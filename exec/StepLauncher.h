@@ -23,6 +23,7 @@ struct ProgramBuffers {
   std::map<std::string, runtime::DeviceBuffer<float>, std::less<>> targets;
   runtime::DeviceBuffer<float> partials;        ///< grown on demand
   runtime::DeviceBuffer<int64_t> partialArgs;   ///< arg positions of a reduction's segment partials
+  runtime::DeviceBuffer<int64_t> fixedPoint;    ///< an arg scatter's integer sums, grown on demand
   std::map<std::string, runtime::DeviceMemory, std::less<>> *saved = nullptr;
 };
 
@@ -30,6 +31,11 @@ struct ProgramBuffers {
 /// module m; `inputs` were checked against the layer by the caller.
 void launchProgram(const Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels, DeviceGraph &graph,
                    const DeviceTensors &inputs, ProgramBuffers &buffers, cudaStream_t stream, const std::string &layer);
+
+/// The power-of-two scale an arg scatter turns its contributions into
+/// integers with: sums of at most `maxTerms` of magnitude <= `largest` stay
+/// below 2^61.
+double fixedPointScale(float largest, int64_t maxTerms);
 
 /// Throws a UserError, before anything is allocated, when a kernel of
 /// `plan` on `graph` would need a grid beyond CUDA's limits (2^31 - 1

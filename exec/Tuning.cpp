@@ -121,6 +121,7 @@ lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pas
       in.alignedGather = options.aligned && lower::messageIsPlainGather(stage);
       lower::ReductionConfig reduction;
       static_cast<lower::RowTiling &>(reduction) = tileRows(in, options);
+      reduction.argScatter = options.argScatter;
       config.stages.emplace_back(reduction);
       continue;
     }

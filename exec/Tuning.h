@@ -46,6 +46,9 @@ struct RuleOptions {
   /// (0: the rule's), for benchmarks; the vector width still follows alignment.
   int group = 0;
   int64_t heavyThreshold = 0;
+  /// Backward of a max/min to its sources by an arg scatter (N x F integer
+  /// atomics) rather than a pass over the transpose (E x F).
+  bool argScatter = true;
 };
 
 /// One SpMM stage as the rule sees it.

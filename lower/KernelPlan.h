@@ -88,6 +88,25 @@ struct ReductionStep {
   std::vector<KernelEntry> kernels;
 };
 
+/// The backward of a max/min to the sources: aggregate[sum, out_edges] of
+/// argmatch(A) x rest, where A is a forward max/min over in-edges. Each
+/// (destination i, element f) has one arg edge p (A's saved position) from
+/// source j: rest at p is added into (j, f). Deterministic: contributions
+/// are scaled to 64-bit integers (the scale from their largest magnitude and
+/// the largest out-degree, found by a first kernel) whose atomic sum does not
+/// depend on order; NaN and infinities are carried as flags; a last kernel
+/// converts and applies the epilogue.
+struct ArgScatterStep {
+  AggregationStage stage;
+  std::string label;
+  std::string savedArgs;    ///< the forward aggregation's saved arg positions
+  dsl::ExprPtr rest;        ///< the message without its arg match, read at the arg edge
+  std::string target;       ///< the target written, or empty
+  int aggregate = -1;       ///< else the scratch buffer written
+  dsl::ExprPtr fusedOutput; ///< the target's value, element-wise in the aggregate
+  std::vector<KernelEntry> kernels; ///< bound, scatter, convert
+};
+
 /// Per-edge targets (edge inputs' gradients), evaluated at every edge of
 /// the incoming CSR and written at the edge's id.
 struct EdgeOutputsStep {
@@ -133,8 +152,8 @@ struct ZeroStep {
   std::string target;
 };
 
-using Step =
-    std::variant<SpmmStep, ReductionStep, NodeSumStep, EdgeSumStep, NodeOutputsStep, EdgeOutputsStep, ZeroStep>;
+using Step = std::variant<SpmmStep, ReductionStep, ArgScatterStep, NodeSumStep, EdgeSumStep, NodeOutputsStep,
+                          EdgeOutputsStep, ZeroStep>;
 
 struct PassPlan {
   Pass pass = Pass::Forward;

@@ -36,6 +36,10 @@ Grid LaunchRule::grid(const GridCounts &c) const {
     return {ceilDiv(c.rows * 32, block), 1};
   case Kind::EdgeSumPartials:
     return {nodeSumPartials(c.rows), 1};
+  case Kind::ElementPartials:
+    return {std::clamp<int64_t>(ceilDiv(c.rows * width, block), 1, 1024), 1};
+  case Kind::RowElements:
+    return {ceilDiv(c.rows * width, block), 1};
   }
   return {};
 }
@@ -68,6 +72,10 @@ std::string LaunchRule::describe() const {
                        width, block);
   case Kind::EdgeRows:
     return fmt::format("x: ceil(num_rows * 32 / {}) (a warp per row, lanes over the width={})", block, width);
+  case Kind::ElementPartials:
+    return fmt::format("x: min(1024, ceil(num_rows * F / {})) (F={}; blocks stride over every element)", block, width);
+  case Kind::RowElements:
+    return fmt::format("x: ceil(num_rows * F / {}) (F={}; a thread per element)", block, width);
   case Kind::EdgeSumPartials:
     return fmt::format("x: num_partials = min(1024, max(1, ceil(num_rows / 256))) (block={}; each row's edges summed "
                        "by one thread)",

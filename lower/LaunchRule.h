@@ -38,6 +38,8 @@ struct LaunchRule {
     GlobalOutputs,   ///< a thread per element of the one row
     EdgeRows,        ///< a warp per row of the incoming CSR (per-edge targets)
     EdgeSumPartials, ///< one block per partial, rows strided over blocks
+    ElementPartials, ///< up to 1024 blocks striding over every (row, element)
+    RowElements,     ///< a thread per (row, element), rows the graph's nodes
   };
   Kind kind = Kind::SpmmRows;
   int block = 256;

@@ -232,7 +232,10 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
                        stages.size(), passName(pass));
 
   PlanContext context{lowered, stages, plan, std::vector<bool>(plan.targets.size(), false)};
-  const std::set<size_t> saved = pass == Pass::Forward ? stagesWithSavedArgs(lowered) : std::set<size_t>();
+  const std::set<size_t> withArgs = stagesWithSavedArgs(lowered);
+  for (size_t k : withArgs)
+    plan.savedArgsOf[lowered.forward[k].aggregate.get()] = savedArgsName(k);
+  const std::set<size_t> saved = pass == Pass::Forward ? withArgs : std::set<size_t>();
   for (size_t k = 0; k < stages.size(); ++k) {
     const Over over = cast<Aggregate>(stages[k].aggregate.get())->over();
     if (over == Over::AllNodes) {
@@ -251,11 +254,9 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
   }
   // The backward reads what the forward saved: the runner holds it across
   // both passes, so both plans list it.
-  for (size_t k : stagesWithSavedArgs(lowered)) {
-    plan.savedArgsOf[lowered.forward[k].aggregate.get()] = savedArgsName(k);
-    if (pass == Pass::Backward)
+  if (pass == Pass::Backward)
+    for (size_t k : withArgs)
       plan.saved.push_back({savedArgsName(k), lowered.forward[k].aggregate->shape().size(), false, true});
-  }
   planNodeOutputs(context);
   return plan;
 }
@@ -282,6 +283,11 @@ std::string PassPlan::describe() const {
       const std::string to = s.target.empty() ? fmt::format("agg{}", s.aggregate) : s.target;
       return fmt::format("reduction {} [generated {}] -> {}{}\n", shortText(s.stage), s.config.print(), to,
                          s.savedArgs.empty() ? "" : fmt::format(", arg positions -> saved {}", s.savedArgs));
+    }
+    std::string operator()(const ArgScatterStep &s) const {
+      const std::string to = s.target.empty() ? fmt::format("agg{}", s.aggregate) : s.target;
+      return fmt::format("arg scatter {} [by saved {}, fixed-point atomics] -> {}\n", shortText(s.stage), s.savedArgs,
+                         to);
     }
     std::string operator()(const NodeSumStep &s) const {
       return fmt::format("node sum {} -> agg{}\n", shortText(s.stage), s.aggregate);

@@ -5,17 +5,90 @@
 // backward reads the arg match saves its arg positions for the backward.
 #include "lower/Planners.h"
 
+#include "dsl/IRVisitor.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>
+
+#include <optional>
 
 namespace gnnjit::lower {
 
 using namespace gnnjit::dsl;
 using llvm::cast;
 
+namespace {
+
+/// For aggregate[sum, out_edges](argmatch(A) x rest) with A a forward
+/// max/min over in-edges of the same shape: A's saved buffer and rest (null
+/// rest: the message is the arg match alone). Nothing when the stage is not
+/// of that form.
+struct ArgScatterForm {
+  std::string savedArgs;
+  ExprPtr rest;
+};
+std::optional<ArgScatterForm> argScatterForm(const PlanContext &c, const AggregationStage &s) {
+  const auto *agg = cast<Aggregate>(s.aggregate.get());
+  if (agg->over() != Over::OutEdges || agg->reduce() != Reduce::Sum)
+    return std::nullopt;
+  std::optional<ArgScatterForm> form;
+  std::vector<ExprPtr> rest;
+  for (const ExprPtr &f : productFactors(agg->message())) {
+    const auto *saved = llvm::dyn_cast<Saved>(f.get());
+    if (!saved || saved->what() != SavedKind::ArgMatch) {
+      rest.push_back(f);
+      continue;
+    }
+    const auto *forward = cast<Aggregate>(saved->forward().get());
+    const auto it = c.plan.savedArgsOf.find(saved->forward().get());
+    if (form || it == c.plan.savedArgsOf.end() || forward->over() != Over::InEdges ||
+        saved->forward()->shape() != s.aggregate->shape())
+      return std::nullopt;
+    form = ArgScatterForm{it->second, nullptr};
+  }
+  if (!form)
+    return std::nullopt;
+  for (const ExprPtr &f : rest) {
+    for (const ExprPtr &n : postOrder({f}))
+      if (const auto *saved = llvm::dyn_cast<Saved>(n.get()); saved && saved->what() == SavedKind::ArgMatch)
+        return std::nullopt; // a second arg match inside another factor
+    form->rest = form->rest ? Binary::make(BinaryOp::Mul, form->rest, f) : f;
+  }
+  return form;
+}
+
+void planArgScatter(PlanContext &c, size_t k, ArgScatterForm form) {
+  const AggregationStage &s = c.stages[k];
+  const int64_t width = s.aggregate->shape().size();
+  ArgScatterStep step;
+  step.stage = s;
+  step.label = c.label(fmt::format("agg{}", k));
+  step.savedArgs = std::move(form.savedArgs);
+  step.rest = std::move(form.rest);
+  const std::string base = c.entryBase(step.label);
+  step.kernels.push_back({base + "_bound", LaunchRule{LaunchRule::Kind::ElementPartials, 256, 1, width, 0, 0}});
+  step.kernels.push_back({base + "_scatter", LaunchRule{LaunchRule::Kind::RowElements, 256, 1, width, 0, 0}});
+  step.kernels.push_back({base + "_convert", LaunchRule{LaunchRule::Kind::RowElements, 256, 1, width, 0, 0}});
+  const StageFusion fusion = fusionOf(c.lowered, c.plan.pass, k);
+  if (fusion.fusable) {
+    step.target = c.plan.targets[static_cast<size_t>(fusion.target)].name;
+    step.fusedOutput = c.plan.targets[static_cast<size_t>(fusion.target)].value;
+    c.written[static_cast<size_t>(fusion.target)] = true;
+  } else {
+    step.aggregate = c.addScratch(*s.aggregate, width, false);
+  }
+  c.plan.steps.push_back(std::move(step));
+}
+
+} // namespace
+
 void planReductionStage(PlanContext &c, size_t k, const ReductionConfig &config, const std::string &savedArgs) {
   const AggregationStage &s = c.stages[k];
+  if (config.argScatter)
+    if (std::optional<ArgScatterForm> form = argScatterForm(c, s)) {
+      planArgScatter(c, k, std::move(*form));
+      return;
+    }
   checkTiling(c.plan.layer, config);
   const auto *agg = cast<Aggregate>(s.aggregate.get());
   const int64_t width = s.aggregate->shape().size();

@@ -52,6 +52,11 @@ struct SpmmConfig : RowTiling {
 /// message): codegen/device/reduction.cuh's kernels. vec > 1 only when the
 /// message is a plain gathered input.
 struct ReductionConfig : RowTiling {
+  /// A backward sum over out-edges of (a max/min's arg match) x (rest): scatter
+  /// each result's gradient to its arg edge's source (N x F work, integer
+  /// fixed-point atomics whose sum does not depend on order) instead of
+  /// walking the transpose and testing every edge (E x F).
+  bool argScatter = true;
   bool operator==(const ReductionConfig &) const = default;
 };
 

@@ -45,6 +45,7 @@ std::string kindOf(const lower::Step &step) {
   struct Kind {
     std::string operator()(const lower::SpmmStep &s) const { return s.cusparse() ? "cusparse" : "spmm"; }
     std::string operator()(const lower::ReductionStep &) const { return "reduction"; }
+    std::string operator()(const lower::ArgScatterStep &) const { return "arg_scatter"; }
     std::string operator()(const lower::NodeSumStep &) const { return "node_sum"; }
     std::string operator()(const lower::EdgeSumStep &) const { return "edge_sum"; }
     std::string operator()(const lower::EdgeOutputsStep &) const { return "edge_outputs"; }

@@ -76,9 +76,11 @@ void checkAgainst(const ref::TensorMap &expected, const DeviceTensors &actual, c
 
 /// Runs forward and backward twice; checks both against the reference and
 /// that the second run's gradients equal the first's bit for bit.
-void runAndCheck(const Expected &e, const graph::Graph &g, const std::string &what) {
+void runAndCheck(const Expected &e, const graph::Graph &g, const std::string &what, bool argScatter = true) {
   DeviceGraph dg(g);
-  LayerRunner runner(e.lowered, dg);
+  RunnerOptions options;
+  options.rule.argScatter = argScatter;
+  LayerRunner runner(e.lowered, dg, options);
   const UploadedTensors in(e.inputs);
   checkAgainst(e.outputs, runner.forward(in.tensors()), what + " forward");
   const UploadedTensors bin(e.backwardInputs);
@@ -101,13 +103,19 @@ std::unique_ptr<graph::Graph> load(const std::string &spec, graph::IndexChoice i
   return g;
 }
 
+/// Every case (or those in `only`) at every width; max and min layers also
+/// with their backward over the transpose instead of the arg scatter.
 void sweep(const graph::Graph &g, const std::vector<int64_t> &widths, const std::vector<std::string> &only = {}) {
   for (int64_t F : widths)
     for (const test::ReductionLayerCase &c : test::reductionLayerCases()) {
       if (!only.empty() && std::find(only.begin(), only.end(), c.label) == only.end())
         continue;
-      runAndCheck(reference(c.build(F), g), g,
-                  fmt::format("{} on {} F={} {}", c.label, g.name(), F, graph::indexTypeName(g.indexType())));
+      const Expected e = reference(c.build(F), g);
+      const std::string what =
+          fmt::format("{} on {} F={} {}", c.label, g.name(), F, graph::indexTypeName(g.indexType()));
+      runAndCheck(e, g, what);
+      if (c.label.find("max") != std::string::npos || c.label.find("min") != std::string::npos)
+        runAndCheck(e, g, what + " (transposed backward)", false);
     }
 }
 
@@ -193,6 +201,49 @@ TEST_CASE("SAGE max and min: arg positions exactly the first extreme in CSR orde
       }
     CHECK(wrong == 0);
   }
+}
+
+TEST_CASE("the arg scatter carries NaN and infinite gradients to the arg sources only, as their float sum") {
+  // The reference multiplies every edge's d_out by its 0/1 arg match, so a
+  // NaN output gradient reaches every source of the row there (0 x NaN);
+  // the scatter, like PyTorch's max backward, sends it to the arg source
+  // alone. Expected values are summed here, per arg edge, in double.
+  const graph::Graph g = graph::Graph::fromEdges(graph::loadGraphSource("rmat:scale=9,ef=8,seed=6").edges);
+  const int64_t F = 8, n = g.numNodes();
+  layers::LayerOptions o;
+  o.dim = F;
+  o.aggregation = "max";
+  const lower::LoweredLayer lowered = lower::lowerLayer(layers::buildLayer("sage", o));
+  ref::TensorMap inputs = gridInputs(lowered.layer.inputs(), g, 3);
+  ref::Tensor dout = gridInputs(lowered.backward.plan.outputGradients, g, 4).at("d_out");
+  dout.values[3] = NAN;
+  dout.values[40] = INFINITY;
+  dout.values[41] = INFINITY;
+  dout.values[90] = -INFINITY;
+  dout.values[91] = INFINITY;
+  const ref::Tensor &x = inputs.at("x");
+  ref::Tensor expected(n, F);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t f = 0; f < F; ++f) {
+      int64_t arg = -1;
+      for (int64_t p = g.incoming().rowBegin(i); p < g.incoming().rowEnd(i); ++p)
+        if (arg < 0 || x.at(g.incoming().index(p), f) > x.at(g.incoming().index(arg), f))
+          arg = p;
+      if (arg >= 0)
+        expected.at(g.incoming().index(arg), f) += dout.at(i, f);
+    }
+  DeviceGraph dg(g);
+  LayerRunner runner(lowered, dg);
+  const UploadedTensors in(inputs);
+  runner.forward(in.tensors());
+  ref::TensorMap backwardInputs = inputs;
+  backwardInputs["d_out"] = dout;
+  const UploadedTensors bin(backwardInputs);
+  checkAgainst({{"x", expected}}, runner.backward(bin.tensors()), "sage max with non-finite output gradients");
+  int64_t nonFinite = 0;
+  for (double v : expected.values)
+    nonFinite += !std::isfinite(v);
+  CHECK(nonFinite >= 3); // the test reached every kind of flag
 }
 
 TEST_CASE("the backward of a max needs the forward's saved arg positions first") {

@@ -4,6 +4,7 @@
 // every reduction layer for sm_90.
 #include "exec/KernelSource.h"
 #include "exec/Program.h"
+#include "exec/StepLauncher.h"
 #include "exec/Tuning.h"
 #include "lower/Pipeline.h"
 #include "runtime/KernelCache.h"
@@ -12,6 +13,8 @@
 #include "TestData.h"
 
 #include <doctest/doctest.h>
+
+#include <cmath>
 
 using namespace gnnjit;
 using namespace gnnjit::exec;
@@ -22,6 +25,7 @@ struct Shape {
   lower::IndexWidth index = lower::IndexWidth::I32;
   bool weighted = false, aligned = true, local = false;
   int64_t maxDegree = 10, medianDegree = 8;
+  bool argScatter = true;
 };
 
 Program plan(const dsl::Layer &layer, Pass pass, const Shape &shape = {}) {
@@ -32,7 +36,9 @@ Program plan(const dsl::Layer &layer, Pass pass, const Shape &shape = {}) {
       DegreeFacts{static_cast<double>(shape.medianDegree), 0.0, shape.medianDegree, shape.maxDegree};
   facts.local = shape.local;
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
-  return planProgram(lowered, pass, ruleConfig(lowered, pass, facts, {Variant::Auto, shape.aligned}));
+  RuleOptions rule{Variant::Auto, shape.aligned};
+  rule.argScatter = shape.argScatter;
+  return planProgram(lowered, pass, ruleConfig(lowered, pass, facts, rule));
 }
 
 template <typename T> std::vector<const T *> stepsOf(const Program &p) {
@@ -69,7 +75,20 @@ TEST_CASE("SAGE max: the forward saves arg positions, the backward reads them ov
   CHECK(has(fwd.code.modules[0].source, "constexpr int REDUCE = gnnjit::device::kReduceMax;"));
   CHECK_FALSE(has(fwd.code.modules[0].source, "atomic"));
 
-  const Program bwd = plan(library("sage", "max", 64), Pass::Backward);
+  // By default the backward scatters each result's gradient to its arg edge.
+  const Program scatter = plan(library("sage", "max", 64), Pass::Backward);
+  const auto scatters = stepsOf<lower::ArgScatterStep>(scatter);
+  REQUIRE(scatters.size() == 1);
+  CHECK(scatters[0]->savedArgs == "args0");
+  CHECK(scatters[0]->target == "x");
+  CHECK(scatters[0]->rest != nullptr); // d_out_i
+  CHECK(has(scatter.code.modules[0].source, "gnnjit::device::argScatterAdd<F>"));
+  CHECK(has(scatter.describe(), "arg scatter"));
+
+  // Or walks the transpose and tests every edge.
+  Shape transpose;
+  transpose.argScatter = false;
+  const Program bwd = plan(library("sage", "max", 64), Pass::Backward, transpose);
   const auto back = stepsOf<lower::ReductionStep>(bwd);
   REQUIRE(back.size() == 1);
   CHECK(back[0]->direction == lower::Direction::Out);
@@ -84,11 +103,11 @@ TEST_CASE("SAGE max: the forward saves arg positions, the backward reads them ov
 TEST_CASE("EdgeConv max: gradients to both ends, no saved values for sum and mean") {
   const Program bwd = plan(library("edgeconv", "max", 16), Pass::Backward);
   const auto steps = stepsOf<lower::ReductionStep>(bwd);
-  REQUIRE(steps.size() == 2);
+  REQUIRE(steps.size() == 1);
   CHECK(steps[0]->direction == lower::Direction::In);
   CHECK(steps[0]->target == "a");
-  CHECK(steps[1]->direction == lower::Direction::Out);
-  CHECK(steps[1]->target == "b");
+  REQUIRE(stepsOf<lower::ArgScatterStep>(bwd).size() == 1);
+  CHECK(stepsOf<lower::ArgScatterStep>(bwd)[0]->target == "b");
   for (const char *aggregation : {"mean", "sum"}) {
     CAPTURE(aggregation);
     const Program f = plan(library("edgeconv", aggregation, 16), Pass::Forward);
@@ -159,7 +178,10 @@ TEST_CASE("NVRTC compiles every module of every reduction layer for sm_90") {
     int64_t dim;
     Shape shape;
   };
-  const std::vector<Variation> variations = {{130, heavy64}, {3, unaligned}, {128, {}}, {1, {}}, {64, mesh}};
+  Shape transposed;
+  transposed.argScatter = false;
+  const std::vector<Variation> variations = {{130, heavy64}, {3, unaligned}, {128, {}},
+                                             {1, {}},        {64, mesh},      {33, transposed}};
   int compiled = 0;
   for (const Variation &v : variations)
     for (const test::ReductionLayerCase &c : test::reductionLayerCases())
@@ -175,4 +197,16 @@ TEST_CASE("NVRTC compiles every module of every reduction layer for sm_90") {
       }
   MESSAGE(compiled << " modules compiled");
   CHECK(compiled > 100);
+}
+
+TEST_CASE("the fixed-point scale keeps sums below 2^61 and is a power of two") {
+  for (float largest : {1e-30f, 1e-3f, 1.0f, 3.5f, 1e20f})
+    for (int64_t terms : {1, 2, 1000, 40000}) {
+      const double scale = fixedPointScale(largest, terms);
+      CHECK(double(largest) * double(terms) * scale < std::ldexp(1.0, 61));
+      CHECK(double(largest) * double(terms) * scale >= std::ldexp(1.0, 59));
+      int exponent = 0;
+      CHECK(std::frexp(scale, &exponent) == 0.5);
+    }
+  CHECK(fixedPointScale(0.0f, 10) == 1.0);
 }
