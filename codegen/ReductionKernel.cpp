@@ -68,8 +68,6 @@ public:
       const std::string ld =
           ops.use(ParamKind::SavedStride, step_.savedArgs, savedStrideName(step_.savedArgs), "long long");
       members.line("GNNJIT_DEVICE index_t *argRow(long long row) const {{ return {} + row * {}; }}", data, ld);
-    } else {
-      members.line("GNNJIT_DEVICE index_t *argRow(long long) const {{ return nullptr; }}");
     }
 
     SourceWriter out;

@@ -10,7 +10,7 @@
 //   float finish(long long row, int f, float a) const;  the epilogue at element f
 //   float *outputRow(long long row) const;               where the row's result goes
 //   Index *argRow(long long row) const;                  where its arg positions go
-//                                                        (called only with SaveArgs)
+//                                                        (needed only with SaveArgs)
 //
 // Folding follows the reference executor exactly: edges in CSR order; max
 // and min keep the first of equal values (strict comparison), a NaN wins
