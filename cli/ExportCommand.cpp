@@ -2,35 +2,17 @@
 
 #include "cli/LayerOptionsCli.h"
 #include "codegen/DeviceHeaders.h"
-#include "codegen/Provenance.h"
-#include "codegen/Version.h"
-#include "exec/KernelSource.h"
-#include "exec/Program.h"
-#include "exec/Tuning.h"
-#include "lower/KernelPlan.h"
+#include "exec/KernelExport.h"
 #include "layers/Library.h"
-#include "lower/Pipeline.h"
-#include "runtime/Compile.h"
 #include "runtime/Device.h"
-#include "support/Error.h"
 
 #include <fmt/format.h>
-
-#include <limits>
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <map>
+#include <limits>
 #include <memory>
-#include <optional>
 
 namespace gnnjit::cli {
-
-namespace fs = std::filesystem;
-using nlohmann::ordered_json;
 
 namespace {
 
@@ -49,278 +31,40 @@ struct ExportArgs {
   bool noBackward = false;
 };
 
-ordered_json orNull(const std::string &s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); }
-
-ordered_json tuningJson(const lower::RowTiling &t) {
-  return {{"group", t.group},
-          {"vec", t.vec},
-          {"chunks", t.chunks},
-          {"block", t.blockThreads},
-          {"heavy_threshold", t.heavyThreshold},
-          {"tile_width", t.tileWidth()},
-          {"segment_length", t.segmentLength},
-          {"segment_group", t.segmentGroup},
-          {"segment_chunks", t.segmentChunks},
-          {"segment_tile_width", t.segmentTileWidth()}};
-}
-
-ordered_json aggregateJson(const lower::AggregationStage &stage, int buffer) {
-  const auto *agg = llvm::cast<dsl::Aggregate>(stage.aggregate.get());
-  const std::string shape = dsl::shapeText(stage.aggregate->shape());
-  return {
-      {"text", fmt::format("aggregate[{}, {}] {}", dsl::reduceName(agg->reduce()), dsl::overName(agg->over()), shape)},
-      {"reduce", dsl::reduceName(agg->reduce())},
-      {"over", dsl::overName(agg->over())},
-      {"shape", shape},
-      {"family", lower::familyName(stage.family)},
-      {"buffer", buffer >= 0 ? ordered_json(buffer) : ordered_json(nullptr)}};
-}
-
-/// One step of plan.json; `module` is the step's module name, or empty.
-struct StepJson {
-  const std::string &module;
-  ordered_json base(const char *kind, ordered_json aggregate, const std::string &target, ordered_json variant,
-                    ordered_json tuning, int64_t width, const std::string &gathered = {}) const {
-    return {{"kind", kind},       {"aggregate", std::move(aggregate)}, {"target", orNull(target)},
-            {"variant", variant}, {"tuning", std::move(tuning)},       {"module", orNull(module)},
-            {"width", width},     {"gathered", orNull(gathered)}};
-  }
-  ordered_json operator()(const lower::SpmmStep &s) const {
-    return base(s.cusparse() ? "cusparse" : "spmm", aggregateJson(s.stage, s.aggregate), s.target,
-                s.cusparse() ? "cusparse" : "generated", s.cusparse() ? ordered_json(nullptr) : tuningJson(s.config),
-                s.stage.aggregate->shape().size(), s.gathered);
-  }
-  ordered_json operator()(const lower::ReductionStep &s) const {
-    ordered_json j = base("reduction", aggregateJson(s.stage, s.aggregate), s.target, "generated", tuningJson(s.config),
-                          s.stage.aggregate->shape().size());
-    j["saved_args"] = orNull(s.savedArgs);
-    return j;
-  }
-  ordered_json operator()(const lower::ArgScatterStep &s) const {
-    ordered_json j = base("arg_scatter", aggregateJson(s.stage, s.aggregate), s.target, "generated", nullptr,
-                          s.stage.aggregate->shape().size());
-    j["saved_args"] = s.savedArgs;
-    return j;
-  }
-  ordered_json operator()(const lower::NodeSumStep &s) const {
-    return base("node_sum", aggregateJson(s.stage, s.aggregate), "", "generated", nullptr,
-                s.stage.aggregate->shape().size());
-  }
-  ordered_json operator()(const lower::EdgeSumStep &s) const {
-    return base("edge_sum", aggregateJson(s.stage, s.aggregate), "", "generated", nullptr,
-                s.stage.aggregate->shape().size());
-  }
-  ordered_json operator()(const lower::EdgeOutputsStep &s) const {
-    return base("edge_outputs", nullptr, "", "generated", nullptr, s.width);
-  }
-  ordered_json operator()(const lower::NodeOutputsStep &s) const {
-    return base(s.global ? "global_outputs" : "node_outputs", nullptr, "", "generated", nullptr, s.width);
-  }
-  ordered_json operator()(const lower::ZeroStep &s) const {
-    return base("zero", nullptr, s.target, nullptr, nullptr, 0);
-  }
-};
-
-ordered_json passJson(const exec::Program &program) {
-  const lower::PassPlan &plan = program.plan;
-  ordered_json steps = ordered_json::array();
-  for (size_t k = 0; k < plan.steps.size(); ++k) {
-    const codegen::GeneratedModule *module = program.moduleOf(k);
-    const std::string name = module ? module->name : std::string();
-    steps.push_back(std::visit(StepJson{name}, plan.steps[k]));
-  }
-  ordered_json targets = ordered_json::array();
-  for (const lower::Target &t : plan.targets)
-    targets.push_back(
-        {{"name", t.name}, {"width", t.width}, {"global", t.global}, {"per_edge", t.perEdge}, {"zero", !t.value}});
-  ordered_json aggregates = ordered_json::array();
-  for (size_t k = 0; k < plan.scratch.size(); ++k)
-    aggregates.push_back({{"index", k}, {"width", plan.scratch[k].width}, {"global", plan.scratch[k].global}});
-  ordered_json saved = ordered_json::array();
-  for (const lower::SavedBuffer &b : plan.saved)
-    saved.push_back({{"name", b.name}, {"width", b.width}, {"per_edge", b.perEdge}, {"positions", b.positions}});
-  return {{"steps", steps},   {"targets", targets},           {"aggregates", aggregates},
-          {"saved", saved},   {"describe", program.describe()}};
-}
-
-/// The launch rules of a step's kernels.
-const std::vector<lower::KernelEntry> &entriesOf(const lower::Step &step) {
-  static const std::vector<lower::KernelEntry> none;
-  return std::visit(
-      [](const auto &s) -> const std::vector<lower::KernelEntry> & {
-        if constexpr (requires { s.kernels; })
-          return s.kernels;
-        else
-          return none;
-      },
-      step);
-}
-
-/// Writes `text` to `path`, creating its folder; a UserError naming the path
-/// on any failure.
-void writeText(const fs::path &path, std::string_view text) {
-  std::error_code ec;
-  if (path.has_parent_path()) {
-    fs::create_directories(path.parent_path(), ec);
-    if (ec)
-      throwUserError("cannot create the folder '{}': {}", path.parent_path().string(), ec.message());
-  }
-  errno = 0;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
-    throwUserError("cannot write '{}': {}", path.string(), errno ? std::strerror(errno) : "cannot open it");
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out)
-    throwUserError("could not write all of '{}'", path.string());
-}
-
-void createOutDir(const fs::path &dir) {
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-    throwUserError("--out '{}' exists and is not a folder", dir.string());
-  fs::create_directories(dir, ec);
-  if (ec)
-    throwUserError("cannot create the --out folder '{}': {}", dir.string(), ec.message());
-  if (!fs::is_directory(dir, ec))
-    throwUserError("cannot create the --out folder '{}'", dir.string());
-}
-
-struct PlannedPass {
-  std::string key; ///< "forward" or "backward"
-  exec::Program program;
-};
-
 void run(const ExportArgs &args) {
   const layers::LayerInfo &info = layers::findLayer(args.layer);
   const layers::LayerOptions options = args.layerArgs.options(info);
   const dsl::Layer layer = info.build(options);
-  const lower::LoweredLayer lowered = lower::lowerLayer(layer);
-  const std::string arch = runtime::targetArch(args.arch);
-  const exec::Variant variant = exec::parseVariant(args.variant);
-
-  // Plan every pass first: a refusal leaves nothing behind.
-  // There is no graph to measure: the tuning rule sees rows of
-  // --median-degree edges (mean and median) up to --max-degree.
-  const int64_t median = std::min(args.medianDegree, args.maxDegree);
-  exec::GraphFacts facts;
-  facts.index = args.index == "int64" ? lower::IndexWidth::I64 : lower::IndexWidth::I32;
-  facts.weighted = args.layerArgs.weighted;
-  facts.in = facts.out = exec::DegreeFacts{static_cast<double>(median), 0.0, median, args.maxDegree};
-  facts.local = args.local;
-  const exec::RuleOptions rule{variant, !args.unaligned};
-  std::vector<PlannedPass> passes;
-  for (exec::Pass pass : {exec::Pass::Forward, exec::Pass::Backward}) {
-    if (pass == exec::Pass::Backward && args.noBackward)
-      break;
-    passes.push_back({pass == exec::Pass::Forward ? "forward" : "backward",
-                      exec::planProgram(lowered, pass, exec::ruleConfig(lowered, pass, facts, rule))});
-  }
-
-  // Which step launches each module (one step per module).
-  struct ModuleUse {
-    const exec::Program *program;
-    const lower::Step *step;
-    const codegen::GeneratedModule *module;
-  };
-  std::vector<ModuleUse> uses;
-  for (const PlannedPass &p : passes)
-    for (size_t k = 0; k < p.program.plan.steps.size(); ++k)
-      if (const codegen::GeneratedModule *module = p.program.moduleOf(k))
-        uses.push_back({&p.program, &p.program.plan.steps[k], module});
-
-  // PTX, before anything is written.
-  runtime::CompileOptions compileOptions;
-  compileOptions.arch = arch;
-  std::vector<std::string> ptx;
-  for (const ModuleUse &use : uses)
-    ptx.push_back(runtime::compileToCubin(exec::kernelSource(*use.module), compileOptions).ptx);
-
-  const fs::path dir = args.outDir;
-  createOutDir(dir);
-  std::vector<std::string> written;
-  for (const codegen::DeviceHeader &h : codegen::deviceHeaders()) {
-    writeText(dir / fs::path(std::string(h.name)), h.text);
-    written.emplace_back(h.name);
-  }
-
-  ordered_json modules = ordered_json::array();
-  std::vector<std::string> kernelLines;
-  for (size_t m = 0; m < uses.size(); ++m) {
-    const codegen::GeneratedModule &module = *uses[m].module;
-    const std::string cu = module.name + ".cu", ptxFile = module.name + ".ptx";
-    writeText(dir / cu, module.source);
-    writeText(dir / ptxFile, ptx[m]);
-    written.push_back(cu);
-    written.push_back(ptxFile);
-    ordered_json kernels = ordered_json::array();
-    for (size_t k = 0; k < module.kernels.size(); ++k) {
-      const codegen::GeneratedKernel &kernel = module.kernels[k];
-      ordered_json params = ordered_json::array();
-      for (const codegen::KernelParam &p : kernel.params)
-        params.push_back(
-            {{"name", p.name}, {"kind", codegen::paramKindName(p.kind)}, {"ref", p.ref}, {"ctype", p.ctype}});
-      const std::string grid = entriesOf(*uses[m].step).at(k).launch.describe();
-      kernels.push_back(
-          {{"entry", kernel.entry}, {"block_threads", kernel.blockThreads}, {"params", params}, {"grid", grid}});
-      kernelLines.push_back(fmt::format("  {:<3} {:<40} block {:<4} grid {}", exec::passName(uses[m].program->plan.pass),
-                                        kernel.entry, kernel.blockThreads, grid));
-    }
-    modules.push_back({{"name", module.name},
-                       {"pass", exec::passName(uses[m].program->plan.pass)},
-                       {"file", cu},
-                       {"ptx", ptxFile},
-                       {"sha256", codegen::sha256Hex(module.source)},
-                       {"kernels", kernels}});
-  }
-
-  ordered_json passesJson = ordered_json::object();
-  for (const PlannedPass &p : passes)
-    passesJson[p.key] = passJson(p.program);
-  const ordered_json plan = {
-      {"layer", info.name},
-      {"layer_hash", layer.hashHex()},
-      {"family", lower::familyName(lowered.family())},
-      {"arch", arch},
-      {"index", args.index},
-      {"weighted", args.layerArgs.weighted},
-      {"variant", exec::variantName(variant)},
-      {"max_degree", args.maxDegree},
-      {"aligned", !args.unaligned},
-      {"options",
-       {{"dim", options.dim},
-        {"heads", options.heads},
-        {"concat", options.concat},
-        {"aggregation", options.aggregation},
-        {"negative_slope", options.negativeSlope},
-        {"train_eps", options.trainEps},
-        {"eps", options.eps},
-        {"weighted", options.weighted},
-        {"edge_features", options.edgeFeatures}}},
-      {"generator", codegen::kGeneratorVersion},
-      {"device_headers_sha256", codegen::deviceHeadersHash()},
-      {"nvrtc", runtime::nvrtcVersionString()},
-      {"grid_terms",
-       {{"num_rows", "rows of the CSR the kernel walks: the graph's nodes (1 for global outputs)"},
-        {"num_segments", "heavy-row segments: sum over rows with more than heavy_threshold edges of "
-                         "ceil(degree / segment_length)"},
-        {"num_heavy_rows", "rows with more than heavy_threshold edges"},
-        {"F", "floats per aggregated row"},
-        {"width", "floats per row of the widest output of the kernel"}}},
-      {"passes", passesJson},
-      {"modules", modules},
-  };
-  writeText(dir / "plan.json", plan.dump(2) + "\n");
-  written.emplace_back("plan.json");
+  exec::ExportSettings settings;
+  settings.arch = args.arch;
+  settings.index = args.index == "int64" ? lower::IndexWidth::I64 : lower::IndexWidth::I32;
+  settings.weighted = args.layerArgs.weighted;
+  settings.medianDegree = args.medianDegree;
+  settings.maxDegree = args.maxDegree;
+  settings.local = args.local;
+  settings.variant = exec::parseVariant(args.variant);
+  settings.aligned = !args.unaligned;
+  settings.backward = !args.noBackward;
+  const nlohmann::ordered_json optionsJson = {{"dim", options.dim},
+                                              {"heads", options.heads},
+                                              {"concat", options.concat},
+                                              {"aggregation", options.aggregation},
+                                              {"negative_slope", options.negativeSlope},
+                                              {"train_eps", options.trainEps},
+                                              {"eps", options.eps},
+                                              {"weighted", options.weighted},
+                                              {"edge_features", options.edgeFeatures}};
+  const exec::ExportSummary summary = exec::exportKernels(layer, settings, args.outDir, optionsJson);
 
   fmt::print("exported {} ({}, family {}) for {}, {} indices{}, max degree {}: {} files in {}\n", info.name,
-             layer.hashHex().substr(0, 16), lower::familyName(lowered.family()), arch, args.index,
-             args.layerArgs.weighted ? ", weighted" : "", args.maxDegree, written.size(), dir.string());
-  fmt::print("  {} modules (.cu + .ptx), {} device headers under gnnjit/, plan.json\n", uses.size(),
+             layer.hashHex().substr(0, 16), summary.family, summary.arch,
+             args.index, args.layerArgs.weighted ? ", weighted" : "", args.maxDegree, summary.files.size(),
+             args.outDir);
+  fmt::print("  {} modules (.cu + .ptx), {} device headers under gnnjit/, plan.json\n", summary.modules,
              codegen::deviceHeaders().size());
   fmt::print("kernels (pass, entry, block, grid):\n");
-  for (const std::string &line : kernelLines)
-    fmt::print("{}\n", line);
+  for (const std::string &line : summary.kernelLines)
+    fmt::print("  {}\n", line);
 }
 
 } // namespace
