@@ -7,6 +7,7 @@
 #pragma once
 
 #include "dsl/Layer.h"
+#include "examples/GatedDifference.h"
 #include "layers/Library.h"
 
 #include <cmath>
@@ -16,17 +17,7 @@
 
 namespace gnnjit::test {
 
-/// The README's gated_difference (examples/custom_layer.cpp).
-inline dsl::Layer gatedDifference(int64_t heads, int64_t dim) {
-  using namespace gnnjit::dsl;
-  LayerBuilder b("gated_difference");
-  NodeInput x = b.nodeInput("x", {heads, dim});
-  Expr a = b.param("a", {heads, dim});
-  Expr bias = b.param("bias", {heads, dim});
-  Expr gate = sigmoid(dot(x.src(), a) + dot(x.dst(), x.src()) * (1.0 / std::sqrt(double(dim))));
-  b.output("out", aggregate(Reduce::Mean, gate * (x.src() - x.dst())) + bias);
-  return b.build();
-}
+using examples::gatedDifference; // the README's layer (examples/GatedDifference.h)
 
 /// out_i = max_j tanh(x_j * e_ji) + x_i: a nonlinear message of an edge input.
 inline dsl::Layer edgeGate(int64_t dim, dsl::Reduce reduce = dsl::Reduce::Max) {
