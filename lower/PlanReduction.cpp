@@ -57,6 +57,19 @@ std::optional<ArgScatterForm> argScatterForm(const PlanContext &c, const Aggrega
   return form;
 }
 
+/// Where stage `k`'s step writes: straight into the one target that reads
+/// the aggregate element-wise (its epilogue fused), else a scratch buffer.
+template <class Step> void writeResult(PlanContext &c, size_t k, Step &step) {
+  const StageFusion fusion = fusionOf(c.lowered, c.plan.pass, k);
+  if (fusion.fusable) {
+    step.target = c.plan.targets[static_cast<size_t>(fusion.target)].name;
+    step.fusedOutput = c.plan.targets[static_cast<size_t>(fusion.target)].value;
+    c.written[static_cast<size_t>(fusion.target)] = true;
+  } else {
+    step.aggregate = c.addScratch(*c.stages[k].aggregate, c.stages[k].aggregate->shape().size(), false);
+  }
+}
+
 void planArgScatter(PlanContext &c, size_t k, ArgScatterForm form) {
   const AggregationStage &s = c.stages[k];
   const int64_t width = s.aggregate->shape().size();
@@ -69,14 +82,7 @@ void planArgScatter(PlanContext &c, size_t k, ArgScatterForm form) {
   step.kernels.push_back({base + "_bound", LaunchRule{LaunchRule::Kind::ElementPartials, 256, 1, width, 0, 0}});
   step.kernels.push_back({base + "_scatter", LaunchRule{LaunchRule::Kind::RowElements, 256, 1, width, 0, 0}});
   step.kernels.push_back({base + "_convert", LaunchRule{LaunchRule::Kind::RowElements, 256, 1, width, 0, 0}});
-  const StageFusion fusion = fusionOf(c.lowered, c.plan.pass, k);
-  if (fusion.fusable) {
-    step.target = c.plan.targets[static_cast<size_t>(fusion.target)].name;
-    step.fusedOutput = c.plan.targets[static_cast<size_t>(fusion.target)].value;
-    c.written[static_cast<size_t>(fusion.target)] = true;
-  } else {
-    step.aggregate = c.addScratch(*s.aggregate, width, false);
-  }
+  writeResult(c, k, step);
   c.plan.steps.push_back(std::move(step));
 }
 
@@ -106,14 +112,7 @@ void planReductionStage(PlanContext &c, size_t k, const ReductionConfig &config,
   step.label = c.label(fmt::format("agg{}", k));
   step.savedArgs = savedArgs;
   step.kernels = tiledEntries(c.entryBase(step.label), config, width);
-  const StageFusion fusion = fusionOf(c.lowered, c.plan.pass, k);
-  if (fusion.fusable) {
-    step.target = c.plan.targets[static_cast<size_t>(fusion.target)].name;
-    step.fusedOutput = c.plan.targets[static_cast<size_t>(fusion.target)].value;
-    c.written[static_cast<size_t>(fusion.target)] = true;
-  } else {
-    step.aggregate = c.addScratch(*s.aggregate, width, false);
-  }
+  writeResult(c, k, step);
   if (!savedArgs.empty())
     c.plan.saved.push_back({savedArgs, width, false, true});
   c.plan.steps.push_back(std::move(step));
