@@ -18,21 +18,13 @@ namespace {
 
 constexpr const char *kIndexPointer = "const index_t* __restrict__";
 
-void preamble(SourceWriter &out, const lower::PassPlan &plan) {
-  out.line("#include \"gnnjit/gnnjit_device.cuh\"");
-  out.line("#include \"gnnjit/edge.cuh\"");
-  out.blank();
-  out.line("typedef {} index_t;", plan.index == lower::IndexWidth::I32 ? "int" : "long long");
-  out.line("namespace {{");
-}
-
-std::string withProvenanceOf(const lower::PassPlan &plan, const std::string &kernel, int block, SourceWriter &out) {
+std::string withProvenanceOf(const lower::PassPlan &plan, const std::string &kernel, int block, const SourceWriter &out) {
   ProvenanceInfo info;
   info.layer = plan.layer;
   info.family = "edge";
   info.kernel = kernel;
   info.tuning = {{"block", std::to_string(block)},
-                 {"index", plan.index == lower::IndexWidth::I32 ? "int32" : "int64"}};
+                 {"index", std::string(indexTypeName(plan.index))}};
   info.degreeBucket = "all rows";
   return withProvenance(info, out.str());
 }
@@ -68,12 +60,11 @@ GeneratedModule generateEdgeOutputsKernel(const lower::PassPlan &plan, const low
   GeneratedKernel kernel{entry.entry, params.params(), entry.launch.block};
 
   SourceWriter out;
-  preamble(out, plan);
+  writeModuleHead(out, "edge.cuh", plan.index);
   writeOpsStruct(out, plan.layer, "every per-edge target of this step, one element per call", ops, members);
   out.blank();
   {
-    auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", kernel.blockThreads,
-                        kernel.entry, params.signature());
+    auto fn = out.scope("{}", kernelSignature(kernel.entry, kernel.blockThreads, params));
     out.line("gnnjit::device::edgeElements<{}>(Ops{{{}}}, {}, {}, {});", step.width, ops.names(), rows, offsets, cols);
   }
   GeneratedModule module;
@@ -103,7 +94,7 @@ GeneratedModule generateEdgeSumKernel(const lower::PassPlan &plan, const lower::
     members.line("return {};", emitter.element(agg->message(), "h", "d"));
   }
   SourceWriter out;
-  preamble(out, plan);
+  writeModuleHead(out, "edge.cuh", plan.index);
   out.line("constexpr int F = {}, DIM = {}, BLOCK = {};", s.size(), s.dim, block);
   writeOpsStruct(out, plan.layer, "the per-edge value summed over all edges", ops, members);
   GeneratedModule module;
@@ -117,26 +108,13 @@ GeneratedModule generateEdgeSumKernel(const lower::PassPlan &plan, const lower::
     params.append(ops);
     GeneratedKernel kernel{base + "_partial", params.params(), block};
     out.blank();
-    auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", block, kernel.entry,
-                        params.signature());
+    auto fn = out.scope("{}", kernelSignature(kernel.entry, block, params));
     out.line("gnnjit::device::edgeSumPartial<F, BLOCK>(Ops{{{}}}, {}, {}, {}, {});", ops.names(), rows, offsets, cols,
              partials);
     fn.close();
     module.kernels.push_back(std::move(kernel));
   }
-  {
-    ParamList params;
-    const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-    const std::string count = params.use(ParamKind::NumPartials, "", "num_partials", "long long");
-    const std::string out_ = params.use(ParamKind::AggregateData, std::to_string(step.aggregate),
-                                        aggregateParamName(step.aggregate), "float* __restrict__");
-    GeneratedKernel kernel{base + "_finish", params.params(), 32};
-    out.blank();
-    auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__(32) {}({})", kernel.entry, params.signature());
-    out.line("gnnjit::device::nodeSumFinish<F>({}, {}, {});", partials, count, out_);
-    fn.close();
-    module.kernels.push_back(std::move(kernel));
-  }
+  module.kernels.push_back(writeSumFinishKernel(out, base, step.aggregate));
   module.source = withProvenanceOf(plan, base, block, out);
   checkEntries(module, step.kernels);
   return module;

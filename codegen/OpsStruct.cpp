@@ -6,6 +6,42 @@
 
 namespace gnnjit::codegen {
 
+std::string_view indexTypeName(lower::IndexWidth index) { return index == lower::IndexWidth::I32 ? "int32" : "int64"; }
+
+void writeModuleHead(SourceWriter &out, std::string_view skeleton, std::optional<lower::IndexWidth> index) {
+  out.line("#include \"gnnjit/gnnjit_device.cuh\"");
+  out.line("#include \"gnnjit/{}\"", skeleton);
+  out.blank();
+  if (index)
+    out.line("typedef {} index_t;", *index == lower::IndexWidth::I32 ? "int" : "long long");
+  out.line("namespace {{");
+}
+
+std::string kernelSignature(const std::string &entry, int blockThreads, const ParamList &params) {
+  return fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({})", blockThreads, entry,
+                     params.signature());
+}
+
+LeafPlaces ownRowPlaces(bool weighted) {
+  LeafPlaces p;
+  p.srcNode = p.dstNode = "row";
+  p.weighted = weighted;
+  return p;
+}
+
+GeneratedKernel writeSumFinishKernel(SourceWriter &out, const std::string &base, int aggregate) {
+  ParamList params;
+  const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
+  const std::string count = params.use(ParamKind::NumPartials, "", "num_partials", "long long");
+  const std::string sum = params.use(ParamKind::AggregateData, std::to_string(aggregate), aggregateParamName(aggregate),
+                                     "float* __restrict__");
+  GeneratedKernel kernel{base + "_finish", params.params(), 32};
+  out.blank();
+  auto fn = out.scope("{}", kernelSignature(kernel.entry, 32, params));
+  out.line("gnnjit::device::nodeSumFinish<F>({}, {}, {});", partials, count, sum);
+  return kernel;
+}
+
 void writeOpsStruct(SourceWriter &out, const std::string &layer, const std::string &what, const ParamList &ops,
                     const SourceWriter &members) {
   out.blank();
@@ -47,14 +83,14 @@ void writeFinish(SourceWriter &w, ParamList &ops, const LeafPlaces &rowPlaces, c
   w.line("const int h = f / DIM, d = f % DIM;");
   w.line("(void)h; (void)d;");
   w.line("const float a = sum * {};", productOf(w, ops, rowPlaces, factors, "h", "d"));
-  std::string result = "a";
-  if (fused) {
-    LeafPlaces withAggregate = rowPlaces;
-    withAggregate.inVariables[&aggregate] = "a";
-    ExprEmitter emitter(w, kernelContext(ops, withAggregate));
-    result = emitter.element(fused, "h", "d");
+  if (!fused) {
+    w.line("return a;");
+    return;
   }
-  w.line("return {};", result);
+  LeafPlaces withAggregate = rowPlaces;
+  withAggregate.inVariables.insert_or_assign(&aggregate, std::string("a"));
+  ExprEmitter emitter(w, kernelContext(ops, withAggregate));
+  w.line("return {};", emitter.element(fused, "h", "d"));
 }
 
 ProvenanceInfo tiledProvenance(const std::string &layer, const std::string &family, const std::string &kernel,
@@ -71,7 +107,7 @@ ProvenanceInfo tiledProvenance(const std::string &layer, const std::string &fami
                  {"segment_length", std::to_string(t.segmentLength)},
                  {"segment_group", std::to_string(t.segmentGroup)},
                  {"segment_chunks", std::to_string(t.segmentChunks)},
-                 {"index", index == lower::IndexWidth::I32 ? "int32" : "int64"},
+                 {"index", std::string(indexTypeName(index))},
                  {"F", std::to_string(width)}};
   info.degreeBucket = t.heavyThreshold > 0 ? fmt::format("rows of <= {} edges; heavier rows in segments of {}",
                                                          t.heavyThreshold, t.segmentLength)

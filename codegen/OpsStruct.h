@@ -1,6 +1,8 @@
-// What every generated module shares around its device skeleton: the `Ops`
-// struct that carries the layer's part (the kernel parameters its members
-// read, then the members), and the members several families define alike.
+// What every generated module shares around its device skeleton: its head
+// (includes, index type, the anonymous namespace), the `Ops` struct that
+// carries the layer's part (the kernel parameters its members read, then
+// the members), the members several families define alike, entry-point
+// signatures, and the finish kernel of the two-pass sums.
 #pragma once
 
 #include "codegen/KernelContext.h"
@@ -10,9 +12,32 @@
 #include "dsl/Expr.h"
 #include "lower/TuneConfig.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace gnnjit::codegen {
+
+/// "int32" or "int64", as provenance and plan.json name the index type.
+std::string_view indexTypeName(lower::IndexWidth index);
+
+/// The first lines of a module: the device headers (gnnjit_device.cuh and
+/// the family's `skeleton`, e.g. "spmm.cuh"), `typedef ... index_t;` when
+/// the module walks a CSR of `index`, and the opening of the anonymous
+/// namespace that writeOpsStruct closes.
+void writeModuleHead(SourceWriter &out, std::string_view skeleton, std::optional<lower::IndexWidth> index);
+
+/// `extern "C" __global__ void __launch_bounds__(B) ENTRY(PARAMS)`.
+std::string kernelSignature(const std::string &entry, int blockThreads, const ParamList &params);
+
+/// Where leaves live once an edge loop is done: every node-level read is of
+/// the row's own node.
+LeafPlaces ownRowPlaces(bool weighted);
+
+/// The second kernel of a sum over all nodes or all edges, `<base>_finish`:
+/// a thread per element adds the per-block partials in block order into
+/// scratch buffer `aggregate`. Returns its record for the module.
+GeneratedKernel writeSumFinishKernel(SourceWriter &out, const std::string &base, int aggregate);
 
 /// "struct Ops { <ops members> <members> };", then closes the anonymous
 /// namespace the module's preamble opened. `what` says what the layer's part is.

@@ -57,10 +57,7 @@ public:
     ParamList ops;
     SourceWriter members;
     message(members, ops);
-    LeafPlaces rowPlaces;
-    rowPlaces.srcNode = rowPlaces.dstNode = "row";
-    rowPlaces.weighted = plan_.weighted;
-    writeFinish(members, ops, rowPlaces, {}, step_.fusedOutput, *step_.stage.aggregate);
+    writeFinish(members, ops, ownRowPlaces(plan_.weighted), {}, step_.fusedOutput, *step_.stage.aggregate);
     writeOutputRow(members, ops, step_.target, step_.aggregate);
     if (!step_.savedArgs.empty()) {
       const std::string data = ops.use(ParamKind::SavedData, step_.savedArgs, savedParamName(step_.savedArgs),
@@ -71,11 +68,7 @@ public:
     }
 
     SourceWriter out;
-    out.line("#include \"gnnjit/gnnjit_device.cuh\"");
-    out.line("#include \"gnnjit/reduction.cuh\"");
-    out.blank();
-    out.line("typedef {} index_t;", plan_.index == lower::IndexWidth::I32 ? "int" : "long long");
-    out.line("namespace {{");
+    writeModuleHead(out, "reduction.cuh", plan_.index);
     out.line("constexpr int V = {};", t_.vec);
     out.line("constexpr int F = {}, DIM = {};", shape_.size(), shape_.dim);
     out.line("constexpr int REDUCE = {};", reduceKind(agg_.reduce()));
@@ -167,8 +160,7 @@ private:
     }
     params.append(ops);
     GeneratedKernel kernel{e.entry, params.params(), e.launch.block};
-    auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", e.launch.block, e.entry,
-                        params.signature());
+    auto fn = out.scope("{}", kernelSignature(e.entry, e.launch.block, params));
     out.line("const Ops ops{{{}}};", ops.names());
     out.line("{}", call);
     return kernel;
@@ -207,18 +199,11 @@ GeneratedModule generateArgScatterKernel(const lower::PassPlan &plan, const lowe
       members.line("return 1.0f;");
     }
   }
-  LeafPlaces rowPlaces;
-  rowPlaces.srcNode = rowPlaces.dstNode = "row";
-  rowPlaces.weighted = plan.weighted;
-  writeFinish(members, ops, rowPlaces, {}, step.fusedOutput, *step.stage.aggregate);
+  writeFinish(members, ops, ownRowPlaces(plan.weighted), {}, step.fusedOutput, *step.stage.aggregate);
   writeOutputRow(members, ops, step.target, step.aggregate);
 
   SourceWriter out;
-  out.line("#include \"gnnjit/gnnjit_device.cuh\"");
-  out.line("#include \"gnnjit/argscatter.cuh\"");
-  out.blank();
-  out.line("typedef {} index_t;", plan.index == lower::IndexWidth::I32 ? "int" : "long long");
-  out.line("namespace {{");
+  writeModuleHead(out, "argscatter.cuh", plan.index);
   out.line("constexpr int F = {}, DIM = {};", shape.size(), shape.dim);
   writeOpsStruct(out, plan.layer, "the gradient each arg edge carries to its source, and the epilogue", ops,
                  members);
@@ -251,8 +236,7 @@ GeneratedModule generateArgScatterKernel(const lower::PassPlan &plan, const lowe
     }
     params.append(ops);
     out.blank();
-    auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", e.launch.block, e.entry,
-                        params.signature());
+    auto fn = out.scope("{}", kernelSignature(e.entry, e.launch.block, params));
     out.line("const Ops ops{{{}}};", ops.names());
     out.line("{}", call);
     fn.close();
@@ -262,7 +246,7 @@ GeneratedModule generateArgScatterKernel(const lower::PassPlan &plan, const lowe
   info.layer = plan.layer;
   info.family = "reduction";
   info.kernel = base;
-  info.tuning = {{"index", plan.index == lower::IndexWidth::I32 ? "int32" : "int64"},
+  info.tuning = {{"index", std::string(indexTypeName(plan.index))},
                  {"F", std::to_string(shape.size())},
                  {"arg_scatter", "fixed-point"}};
   info.degreeBucket = "every (row, element) with an arg edge";

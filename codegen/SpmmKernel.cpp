@@ -20,36 +20,6 @@ using llvm::isa;
 namespace {
 
 using lower::IndexWidth;
-using SpmmTuning = lower::SpmmConfig;
-
-/// What one SpMM module is generated from.
-struct SpmmKernelSpec {
-  std::string layer;             ///< for names and provenance
-  std::string label;             ///< e.g. "fwd_agg0"
-  lower::AggregationStage stage; ///< family SpMM, over InEdges or OutEdges
-  int aggregateIndex = 0;
-  /// When set, the kernel writes this output (named outputName) instead of
-  /// the aggregate; every path from it to the aggregate is element-wise.
-  dsl::ExprPtr fusedOutput;
-  std::string outputName;
-  IndexWidth index = IndexWidth::I32;
-  bool weighted = false; ///< the graph has edge weights (else edgeWeight reads 1)
-  SpmmTuning tuning;
-};
-
-SpmmKernelSpec specOf(const lower::PassPlan &plan, const lower::SpmmStep &step) {
-  SpmmKernelSpec spec;
-  spec.layer = plan.layer;
-  spec.label = step.label;
-  spec.stage = step.stage;
-  spec.aggregateIndex = step.aggregate;
-  spec.fusedOutput = step.fusedOutput;
-  spec.outputName = step.fusedOutput ? step.target : std::string();
-  spec.index = plan.index;
-  spec.weighted = plan.weighted;
-  spec.tuning = step.config;
-  return spec;
-}
 
 /// The weight's factors by where they can be computed.
 struct WeightFactors {
@@ -62,25 +32,25 @@ struct WeightFactors {
 /// entry point per skeleton the plan launches.
 class SpmmWriter {
 public:
-  explicit SpmmWriter(const SpmmKernelSpec &spec) : spec_(spec), t_(spec.tuning) {
-    const auto *agg = cast<Aggregate>(spec.stage.aggregate.get());
+  SpmmWriter(const lower::PassPlan &plan, const lower::SpmmStep &step) : plan_(plan), step_(step), t_(step.config) {
+    const auto *agg = cast<Aggregate>(step.stage.aggregate.get());
     overIn_ = agg->over() == Over::InEdges;
     if (!overIn_ && agg->over() != Over::OutEdges)
       throwInternalError("SpMM kernel for an aggregation over {}", overName(agg->over()));
     if (agg->reduce() != Reduce::Sum && agg->reduce() != Reduce::Mean)
       throwInternalError("SpMM kernel for a {} aggregation", reduceName(agg->reduce()));
     mean_ = agg->reduce() == Reduce::Mean;
-    shape_ = spec.stage.aggregate->shape();
+    shape_ = step.stage.aggregate->shape();
     F_ = shape_.size();
-    base_ = fmt::format("gnnjit_{}_{}", spec.layer, spec.label);
-    if (spec.stage.weight)
-      splitWeight(spec.stage.weight);
-    fastValue_ = lower::isPlainGather(spec.stage);
+    base_ = fmt::format("gnnjit_{}_{}", plan.layer, step.label);
+    if (step.stage.weight)
+      splitWeight(step.stage.weight);
+    fastValue_ = lower::isPlainGather(step.stage);
   }
 
   GeneratedModule writeValues() {
-    if (!spec_.stage.scalarWeight)
-      throwInternalError("edge values for a weight of shape {}", shapeText(spec_.stage.weight->shape()));
+    if (!step_.stage.scalarWeight)
+      throwInternalError("edge values for a weight of shape {}", shapeText(step_.stage.weight->shape()));
     ParamList ops;
     SourceWriter members;
     {
@@ -88,7 +58,7 @@ public:
                               "long long end) const");
       members.line("(void)row; (void)col; (void)p; (void)begin; (void)end;");
       const std::string weight =
-          spec_.stage.weight ? product(members, ops, edgePlaces(), {spec_.stage.weight}, "0", "0") : "1.0f";
+          step_.stage.weight ? productOf(members, ops, edgePlaces(), {step_.stage.weight}, "0", "0") : "1.0f";
       members.line("return {};", mean_ ? fmt::format("{} / (float)(end - begin)", weight) : weight);
     }
     ParamList params;
@@ -101,21 +71,21 @@ public:
 
     SourceWriter out;
     preamble(out, false);
-    opsStruct(out, ops, members, "the weight of each CSR position, one float (cuSPARSE's matrix values)");
+    writeOpsStruct(out, plan_.layer, "the weight of each CSR position, one float (cuSPARSE's matrix values)", ops,
+                   members);
     out.blank();
     {
-      auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__(256) {}({})", kernel.entry,
-                          params.signature());
+      auto fn = out.scope("{}", kernelSignature(kernel.entry, 256, params));
       out.line("gnnjit::device::spmmValues(Ops{{{}}}, {}, {}, {}, {});", ops.names(), rows, offsets, cols, values);
     }
     ProvenanceInfo info;
-    info.layer = spec_.layer;
+    info.layer = plan_.layer;
     info.family = "spmm";
     info.kernel = kernel.entry;
-    info.tuning = {{"index", spec_.index == IndexWidth::I32 ? "int32" : "int64"}};
+    info.tuning = {{"index", std::string(indexTypeName(plan_.index))}};
     info.degreeBucket = "all rows (cuSPARSE matrix values)";
     GeneratedModule module;
-    module.name = fmt::format("{}_{}_values", spec_.layer, spec_.label);
+    module.name = fmt::format("{}_{}_values", plan_.layer, step_.label);
     module.source = withProvenance(info, out.str());
     module.kernels.push_back(std::move(kernel));
     return module;
@@ -135,17 +105,17 @@ public:
 
     SourceWriter out;
     preamble(out, true);
-    opsStruct(out, ops, members,
-              fmt::format("the layer's part of the aggregation: weights, the gathered value, the epilogue"));
+    writeOpsStruct(out, plan_.layer, "the layer's part of the aggregation: weights, the gathered value, the epilogue",
+                   ops, members);
     GeneratedModule module;
-    module.name = fmt::format("{}_{}", spec_.layer, spec_.label);
+    module.name = fmt::format("{}_{}", plan_.layer, step_.label);
     for (Entry entry : {Entry::Rows, Entry::Segments, Entry::Combine}) {
       if (entry != Entry::Rows && t_.heavyThreshold == 0)
         continue;
       out.blank();
       module.kernels.push_back(writeEntry(out, ops, entry));
     }
-    const ProvenanceInfo info = tiledProvenance(spec_.layer, "spmm", base_, t_, spec_.index, F_);
+    const ProvenanceInfo info = tiledProvenance(plan_.layer, "spmm", base_, t_, plan_.index, F_);
     module.source = withProvenance(info, out.str());
     return module;
   }
@@ -172,28 +142,12 @@ private:
     (overIn_ ? p.dstNode : p.srcNode) = "row";
     (overIn_ ? p.srcNode : p.dstNode) = "col";
     p.position = "p";
-    p.weighted = spec_.weighted;
+    p.weighted = plan_.weighted;
     return p;
-  }
-  /// After the loop every node-level read is of the row's own node.
-  LeafPlaces rowPlaces() const {
-    LeafPlaces p;
-    p.srcNode = p.dstNode = "row";
-    p.weighted = spec_.weighted;
-    return p;
-  }
-
-  std::string product(SourceWriter &w, ParamList &params, const LeafPlaces &places, const std::vector<ExprPtr> &factors,
-                      const std::string &h, const std::string &d) {
-    return productOf(w, params, places, factors, h, d);
   }
 
   void preamble(SourceWriter &out, bool constants) {
-    out.line("#include \"gnnjit/gnnjit_device.cuh\"");
-    out.line("#include \"gnnjit/spmm.cuh\"");
-    out.blank();
-    out.line("typedef {} index_t;", spec_.index == IndexWidth::I32 ? "int" : "long long");
-    out.line("namespace {{");
+    writeModuleHead(out, "spmm.cuh", plan_.index);
     if (constants) {
       out.line("constexpr int V = {};", t_.vec);
       out.line("constexpr int F = {}, DIM = {};", F_, shape_.dim);
@@ -202,16 +156,12 @@ private:
     }
   }
 
-  void opsStruct(SourceWriter &out, const ParamList &ops, const SourceWriter &members, const std::string &what) {
-    writeOpsStruct(out, spec_.layer, what, ops, members);
-  }
-
   /// The row's scalar factor (and 1 / size for a mean), which the skeleton
   /// computes before the edge loop so its loads overlap the gathers.
   void rowScale(SourceWriter &w, ParamList &params) {
     auto fn = w.scope("GNNJIT_DEVICE float rowScale(long long row, long long begin, long long end) const");
     w.line("(void)row; (void)begin; (void)end;");
-    w.line("float scale = {};", product(w, params, rowPlaces(), factors_.rowScalar, "0", "0"));
+    w.line("float scale = {};", productOf(w, params, ownRowPlaces(plan_.weighted), factors_.rowScalar, "0", "0"));
     if (mean_)
       w.line("scale = end > begin ? scale / (float)(end - begin) : 0.0f;");
     w.line("return scale;");
@@ -220,7 +170,7 @@ private:
   void edgeWeight(SourceWriter &w, ParamList &params) {
     auto fn = w.scope("GNNJIT_DEVICE float edgeWeight(long long row, index_t col, long long p) const");
     w.line("(void)row; (void)col; (void)p;");
-    w.line("return {};", product(w, params, edgePlaces(), factors_.edgeScalar, "0", "0"));
+    w.line("return {};", productOf(w, params, edgePlaces(), factors_.edgeScalar, "0", "0"));
   }
 
   /// acc[v] += w * value: a 16-byte gather of a plain input, or element by
@@ -230,7 +180,7 @@ private:
         "GNNJIT_DEVICE void gather(float (&acc)[V], float w, long long row, index_t col, long long p, int f) const");
     w.line("(void)row; (void)col; (void)p;");
     if (fastValue_) {
-      const auto *ref = cast<InputRef>(spec_.stage.value.get());
+      const auto *ref = cast<InputRef>(step_.stage.value.get());
       const std::string &name = ref->input()->name;
       const std::string data =
           params.use(ParamKind::InputData, name, inputParamName(name), "const float* __restrict__");
@@ -244,17 +194,17 @@ private:
     w.line("const int h = f / DIM, d = f % DIM;");
     w.line("(void)h; (void)d;");
     std::vector<ExprPtr> perElement = factors_.edgeElement;
-    if (spec_.stage.value)
-      perElement.push_back(spec_.stage.value);
-    w.line("acc[0] += w * {};", product(w, params, edgePlaces(), perElement, "h", "d"));
+    if (step_.stage.value)
+      perElement.push_back(step_.stage.value);
+    w.line("acc[0] += w * {};", productOf(w, params, edgePlaces(), perElement, "h", "d"));
   }
 
   void finish(SourceWriter &w, ParamList &params) {
-    writeFinish(w, params, rowPlaces(), factors_.rowElement, spec_.fusedOutput, *spec_.stage.aggregate);
+    writeFinish(w, params, ownRowPlaces(plan_.weighted), factors_.rowElement, step_.fusedOutput, *step_.stage.aggregate);
   }
 
   void outputRow(SourceWriter &w, ParamList &params) {
-    writeOutputRow(w, params, spec_.fusedOutput ? spec_.outputName : std::string(), spec_.aggregateIndex);
+    writeOutputRow(w, params, step_.fusedOutput ? step_.target : std::string(), step_.aggregate);
   }
 
   /// One entry point: the skeleton's own parameters, then the Ops members.
@@ -293,15 +243,15 @@ private:
     }
     params.append(ops);
     kernel.params = params.params();
-    auto fn = out.scope("extern \"C\" __global__ void __launch_bounds__({}) {}({})", t_.blockThreads, kernel.entry,
-                        params.signature());
+    auto fn = out.scope("{}", kernelSignature(kernel.entry, t_.blockThreads, params));
     out.line("const Ops ops{{{}}};", ops.names());
     out.line("{}", call);
     return kernel;
   }
 
-  const SpmmKernelSpec &spec_;
-  const SpmmTuning &t_;
+  const lower::PassPlan &plan_;
+  const lower::SpmmStep &step_;
+  const lower::SpmmConfig &t_;
   bool overIn_ = true, mean_ = false, fastValue_ = false;
   Shape shape_;
   int64_t F_ = 0;
@@ -312,13 +262,13 @@ private:
 } // namespace
 
 GeneratedModule generateSpmmKernel(const lower::PassPlan &plan, const lower::SpmmStep &step) {
-  GeneratedModule module = SpmmWriter(specOf(plan, step)).write();
+  GeneratedModule module = SpmmWriter(plan, step).write();
   checkEntries(module, step.kernels);
   return module;
 }
 
 GeneratedModule generateSpmmValuesKernel(const lower::PassPlan &plan, const lower::SpmmStep &step) {
-  GeneratedModule module = SpmmWriter(specOf(plan, step)).writeValues();
+  GeneratedModule module = SpmmWriter(plan, step).writeValues();
   checkEntries(module, step.kernels);
   return module;
 }
