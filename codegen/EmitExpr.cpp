@@ -1,7 +1,6 @@
 #include "codegen/EmitExpr.h"
 
-#include "dsl/IRVisitor.h"
-
+#include "lower/Stages.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>
@@ -12,13 +11,6 @@ using namespace gnnjit::dsl;
 using llvm::cast;
 
 std::string floatLiteral(double value) { return fmt::format("float({:.17g})", value); }
-
-bool readsAggregate(const ExprPtr &e) {
-  for (const ExprPtr &n : postOrder({e}))
-    if (llvm::isa<Aggregate>(n.get()) || llvm::isa<EdgeSoftmax>(n.get()) || llvm::isa<Saved>(n.get()))
-      return true;
-  return false;
-}
 
 std::string ExprEmitter::element(const ExprPtr &e, const std::string &h, const std::string &d) {
   return operand(e, h, d);
@@ -140,7 +132,7 @@ std::string ExprEmitter::emit(const ExprNode &n, const std::string &h, const std
   case NodeKind::Saved:
     // A forward value that reads no aggregate (tanh(x_j * e) for tanh's
     // derivative) is recomputed where it is needed rather than stored.
-    if (const auto *saved = cast<Saved>(&n); saved->what() == SavedKind::Value && !readsAggregate(saved->forward()))
+    if (const auto *saved = cast<Saved>(&n); saved->what() == SavedKind::Value && !lower::readsComputed(saved->forward()))
       return operand(saved->forward(), h, d);
     [[fallthrough]];
   case NodeKind::EdgeSoftmax:

@@ -46,10 +46,6 @@ private:
   std::map<std::tuple<const dsl::ExprNode *, std::string, std::string>, std::string> cache_;
 };
 
-/// Whether `e` reads an aggregate, a softmax or a saved value: what a kernel
-/// cannot recompute from inputs alone.
-bool readsAggregate(const dsl::ExprPtr &e);
-
 /// An exact C spelling of a constant as float ("float(0.20000000000000001)").
 std::string floatLiteral(double value);
 

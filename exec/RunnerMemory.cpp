@@ -70,7 +70,7 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
       arrays.csrs.insert(Direction::In);
       arrays.fixedPoint = std::max(arrays.fixedPoint, checkedProduct({n, s->stage.aggregate->shape().size(), 8},
                                                                      "an arg scatter's integer sums"));
-      arrays.partials = std::max(arrays.partials, uint64_t{2 * 1024 * sizeof(float)});
+      arrays.partials = std::max(arrays.partials, uint64_t{2 * lower::kMaxPartialBlocks * sizeof(float)}); // the bound's
     }
     if (std::holds_alternative<lower::EdgeOutputsStep>(step) || std::holds_alternative<lower::EdgeSumStep>(step))
       arrays.csrs.insert(Direction::In);

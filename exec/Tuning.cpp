@@ -103,6 +103,7 @@ lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pas
   config.index = facts.index;
   config.weighted = facts.weighted;
   const std::vector<lower::AggregationStage> &stages = lower::stagesOf(lowered, pass);
+  const std::vector<lower::Target> targets = lower::targetsOf(lowered, pass);
   for (size_t k = 0; k < stages.size(); ++k) {
     const lower::AggregationStage &stage = stages[k];
     const dsl::Over over = llvm::cast<dsl::Aggregate>(stage.aggregate.get())->over();
@@ -130,7 +131,7 @@ lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pas
       config.stages.emplace_back(reduction);
       continue;
     }
-    const lower::StageFusion fusion = lower::fusionOf(lowered, pass, k);
+    const lower::StageFusion fusion = lower::fusionOf(stages, targets, k);
     in.cusparsePossible = lower::cusparseCanRun(stage);
     in.cusparseNeedsPass = fusion.fusable && !fusion.direct;
     in.alignedGather = options.aligned && lower::isPlainGather(stage);

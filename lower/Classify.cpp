@@ -35,13 +35,6 @@ bool isStructural(const ExprPtr &e) {
   return true;
 }
 
-ExprPtr product(const std::vector<ExprPtr> &factors) {
-  ExprPtr p;
-  for (const ExprPtr &f : factors)
-    p = p ? Binary::make(BinaryOp::Mul, p, f) : f;
-  return p;
-}
-
 bool isSoftmaxFactor(const ExprPtr &e) {
   if (isa<EdgeSoftmax>(e.get()))
     return true;
@@ -88,7 +81,7 @@ AggregationStage classifyAggregation(const ExprPtr &aggregate) {
     stage.score = isa<EdgeSoftmax>(s.get()) ? s->operands()[0] : s->operands()[0]->operands()[0];
     std::vector<ExprPtr> valueFactors = structural;
     valueFactors.insert(valueFactors.end(), rest.begin(), rest.end());
-    stage.value = product(valueFactors);
+    stage.value = fold(BinaryOp::Mul, valueFactors);
     stage.reason = "sum of edgeSoftmax(score) x value";
     return stage;
   }
@@ -105,11 +98,11 @@ AggregationStage classifyAggregation(const ExprPtr &aggregate) {
     stage.reason = fmt::format("{} over edges", reduceName(agg->reduce()));
     return stage;
   }
-  const ExprPtr value = product(rest);
+  const ExprPtr value = fold(BinaryOp::Mul, rest);
   const Level gathered = gatheredLevel(agg->over());
   if (agg->over() != Over::AllEdges && value && (value->level() == gathered || value->level() == Level::Global)) {
     stage.family = Family::SpMM;
-    stage.weight = product(structural);
+    stage.weight = fold(BinaryOp::Mul, structural);
     stage.value = value;
     stage.scalarWeight = !stage.weight || stage.weight->shape().isScalar();
     stage.reason = fmt::format("{} of {}x {} value", reduceName(agg->reduce()),

@@ -1,8 +1,8 @@
 // The last IR of lowering: every kernel a pass runs, in order, what each
 // reads and writes, the buffers the pass owns, the values the forward saves
 // for the backward, and how each kernel is launched. One step type per kind
-// of work; one planner per family (lower/PlanSpmm.cpp, lower/PlanNodes.cpp),
-// driven by lower/PlanPass.cpp. codegen::emit turns a PassPlan into CUDA
+// of work; one planner per family (lower/PlanSpmm.cpp, PlanReduction.cpp,
+// PlanNodes.cpp), driven by lower/PlanPass.cpp. codegen::emit turns a PassPlan into CUDA
 // modules; exec only binds buffers to kernel parameters and launches.
 #pragma once
 
@@ -191,14 +191,14 @@ const std::vector<AggregationStage> &stagesOf(const LoweredLayer &lowered, Pass 
 bool cusparseCanRun(const AggregationStage &stage);
 
 /// The target an aggregation stage's kernel can write directly: the one
-/// target that reads the aggregate, when nothing else does and it is
-/// element-wise in it (fusable), and whether the target is the aggregate
-/// itself (direct: no epilogue at all).
+/// target (of `targets`) that reads the aggregate, when nothing else does
+/// and it is element-wise in it (fusable), and whether the target is the
+/// aggregate itself (direct: no epilogue at all).
 struct StageFusion {
   int target = -1;
   bool fusable = false, direct = false;
 };
-StageFusion fusionOf(const LoweredLayer &lowered, Pass pass, size_t stage);
+StageFusion fusionOf(const std::vector<AggregationStage> &stages, const std::vector<Target> &targets, size_t stage);
 
 /// The targets a pass writes: the layer's outputs, or a gradient per input.
 std::vector<Target> targetsOf(const LoweredLayer &lowered, Pass pass);

@@ -12,7 +12,7 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 } // namespace
 
-int64_t nodeSumPartials(int64_t rows) { return std::clamp<int64_t>(ceilDiv(rows, 256), 1, 1024); }
+int64_t nodeSumPartials(int64_t rows) { return std::clamp<int64_t>(ceilDiv(rows, 256), 1, kMaxPartialBlocks); }
 
 Grid LaunchRule::grid(const GridCounts &c) const {
   switch (kind) {
@@ -37,7 +37,7 @@ Grid LaunchRule::grid(const GridCounts &c) const {
   case Kind::EdgeSumPartials:
     return {nodeSumPartials(c.rows), 1};
   case Kind::ElementPartials:
-    return {std::clamp<int64_t>(ceilDiv(c.rows * width, block), 1, 1024), 1};
+    return {std::clamp<int64_t>(ceilDiv(c.rows * width, block), 1, kMaxPartialBlocks), 1};
   case Kind::RowElements:
     return {ceilDiv(c.rows * width, block), 1};
   }
@@ -62,7 +62,7 @@ std::string LaunchRule::describe() const {
                        "cuSPARSE multiplies)",
                        block);
   case Kind::NodeSumPartials:
-    return fmt::format("x: num_partials = min(1024, max(1, ceil(num_rows / 256))) (block={})", block);
+    return fmt::format("x: num_partials = min({}, max(1, ceil(num_rows / 256))) (block={})", kMaxPartialBlocks, block);
   case Kind::NodeSumFinish:
     return fmt::format("x: ceil(F / {}) = {} (F={}, block={})", block, ceilDiv(width, block), width, block);
   case Kind::NodeOutputs:
@@ -73,13 +73,14 @@ std::string LaunchRule::describe() const {
   case Kind::EdgeRows:
     return fmt::format("x: ceil(num_rows * 32 / {}) (a warp per row, lanes over the width={})", block, width);
   case Kind::ElementPartials:
-    return fmt::format("x: min(1024, ceil(num_rows * F / {})) (F={}; blocks stride over every element)", block, width);
+    return fmt::format("x: min({}, ceil(num_rows * F / {})) (F={}; blocks stride over every element)", kMaxPartialBlocks,
+                       block, width);
   case Kind::RowElements:
     return fmt::format("x: ceil(num_rows * F / {}) (F={}; a thread per element)", block, width);
   case Kind::EdgeSumPartials:
-    return fmt::format("x: num_partials = min(1024, max(1, ceil(num_rows / 256))) (block={}; each row's edges summed "
+    return fmt::format("x: num_partials = min({}, max(1, ceil(num_rows / 256))) (block={}; each row's edges summed "
                        "by one thread)",
-                       block);
+                       kMaxPartialBlocks, block);
   }
   return "?";
 }

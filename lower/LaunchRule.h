@@ -23,6 +23,11 @@ struct Grid {
 /// CUDA's limits on a grid: beyond them a launch is refused before anything runs.
 inline constexpr int64_t kMaxGridX = 0x7fffffff, kMaxGridY = 65535;
 
+/// The most blocks of a kernel that writes one partial result per block
+/// (node and edge sums, the arg scatter's bound): few enough that their
+/// partials are added in order in no time.
+inline constexpr int64_t kMaxPartialBlocks = 1024;
+
 /// The partial sums a node-sum kernel reduces `rows` rows into, one block each.
 int64_t nodeSumPartials(int64_t rows);
 
@@ -38,7 +43,7 @@ struct LaunchRule {
     GlobalOutputs,   ///< a thread per element of the one row
     EdgeRows,        ///< a warp per row of the incoming CSR (per-edge targets)
     EdgeSumPartials, ///< one block per partial, rows strided over blocks
-    ElementPartials, ///< up to 1024 blocks striding over every (row, element)
+    ElementPartials, ///< up to kMaxPartialBlocks blocks striding over every (row, element)
     RowElements,     ///< a thread per (row, element), rows the graph's nodes
   };
   Kind kind = Kind::SpmmRows;

@@ -65,13 +65,6 @@ int countAggregates(const ExprPtr &root, const std::vector<AggregationStage> &al
   return count;
 }
 
-ExprPtr sumOfTerms(const std::vector<ExprPtr> &terms) {
-  ExprPtr sum;
-  for (const ExprPtr &t : terms)
-    sum = sum ? Binary::make(BinaryOp::Add, sum, t) : t;
-  return sum;
-}
-
 std::string shortText(const AggregationStage &s) {
   const auto *agg = cast<Aggregate>(s.aggregate.get());
   return fmt::format("aggregate[{}, {}] {}", reduceName(agg->reduce()), overName(agg->over()),
@@ -87,12 +80,7 @@ bool readable(const ExprNode &n) {
   const auto *saved = llvm::dyn_cast<Saved>(&n);
   if (!saved || saved->what() == SavedKind::ArgMatch)
     return true;
-  if (saved->what() != SavedKind::Value)
-    return false;
-  for (const ExprPtr &m : postOrder({saved->forward()}))
-    if (isa<Aggregate>(m.get()) || isa<EdgeSoftmax>(m.get()) || isa<Saved>(m.get()))
-      return false;
-  return true;
+  return saved->what() == SavedKind::Value && !readsComputed(saved->forward());
 }
 
 /// Refuses what has no generated kernels yet, before anything is planned.
@@ -150,14 +138,12 @@ std::vector<Target> targetsOf(const LoweredLayer &lowered, Pass pass) {
   for (const InputGradient &g : lowered.backward.plan.gradients) {
     const InputDecl &in = *g.input;
     targets.push_back(
-        {in.name, sumOfTerms(g.terms), in.kind == InputKind::Param, in.kind == InputKind::Edge, in.shape.size()});
+        {in.name, fold(BinaryOp::Add, g.terms), in.kind == InputKind::Param, in.kind == InputKind::Edge, in.shape.size()});
   }
   return targets;
 }
 
-StageFusion fusionOf(const LoweredLayer &lowered, Pass pass, size_t k) {
-  const std::vector<AggregationStage> &stages = stagesOf(lowered, pass);
-  const std::vector<Target> targets = targetsOf(lowered, pass);
+StageFusion fusionOf(const std::vector<AggregationStage> &stages, const std::vector<Target> &targets, size_t k) {
   const AggregationStage &s = stages[k];
   // The one target this aggregate could be fused into: it must be the
   // aggregate's only reader (another aggregation reading it needs a buffer).
@@ -273,21 +259,23 @@ const Target &PassPlan::target(std::string_view name) const {
 std::string PassPlan::describe() const {
   struct Describe {
     const PassPlan &plan;
+    static std::string to(const std::string &target, int aggregate) {
+      return target.empty() ? fmt::format("agg{}", aggregate) : target;
+    }
     std::string operator()(const SpmmStep &s) const {
-      const std::string to = s.target.empty() ? fmt::format("agg{}", s.aggregate) : s.target;
       if (s.cusparse())
-        return fmt::format("spmm {} [cusparse] -> {}\n", shortText(s.stage), to);
-      return fmt::format("spmm {} [generated {}] -> {}\n", shortText(s.stage), s.config.print(), to);
+        return fmt::format("spmm {} [cusparse] -> {}\n", shortText(s.stage), to(s.target, s.aggregate));
+      return fmt::format("spmm {} [generated {}] -> {}\n", shortText(s.stage), s.config.print(),
+                         to(s.target, s.aggregate));
     }
     std::string operator()(const ReductionStep &s) const {
-      const std::string to = s.target.empty() ? fmt::format("agg{}", s.aggregate) : s.target;
-      return fmt::format("reduction {} [generated {}] -> {}{}\n", shortText(s.stage), s.config.print(), to,
+      return fmt::format("reduction {} [generated {}] -> {}{}\n", shortText(s.stage), s.config.print(),
+                         to(s.target, s.aggregate),
                          s.savedArgs.empty() ? "" : fmt::format(", arg positions -> saved {}", s.savedArgs));
     }
     std::string operator()(const ArgScatterStep &s) const {
-      const std::string to = s.target.empty() ? fmt::format("agg{}", s.aggregate) : s.target;
       return fmt::format("arg scatter {} [by saved {}, fixed-point atomics] -> {}\n", shortText(s.stage), s.savedArgs,
-                         to);
+                         to(s.target, s.aggregate));
     }
     std::string operator()(const NodeSumStep &s) const {
       return fmt::format("node sum {} -> agg{}\n", shortText(s.stage), s.aggregate);

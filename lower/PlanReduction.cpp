@@ -48,19 +48,18 @@ std::optional<ArgScatterForm> argScatterForm(const PlanContext &c, const Aggrega
   }
   if (!form)
     return std::nullopt;
-  for (const ExprPtr &f : rest) {
+  for (const ExprPtr &f : rest)
     for (const ExprPtr &n : postOrder({f}))
       if (const auto *saved = llvm::dyn_cast<Saved>(n.get()); saved && saved->what() == SavedKind::ArgMatch)
         return std::nullopt; // a second arg match inside another factor
-    form->rest = form->rest ? Binary::make(BinaryOp::Mul, form->rest, f) : f;
-  }
+  form->rest = fold(BinaryOp::Mul, rest);
   return form;
 }
 
 /// Where stage `k`'s step writes: straight into the one target that reads
 /// the aggregate element-wise (its epilogue fused), else a scratch buffer.
 template <class Step> void writeResult(PlanContext &c, size_t k, Step &step) {
-  const StageFusion fusion = fusionOf(c.lowered, c.plan.pass, k);
+  const StageFusion fusion = fusionOf(c.stages, c.plan.targets, k);
   if (fusion.fusable) {
     step.target = c.plan.targets[static_cast<size_t>(fusion.target)].name;
     step.fusedOutput = c.plan.targets[static_cast<size_t>(fusion.target)].value;

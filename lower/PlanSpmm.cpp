@@ -13,17 +13,12 @@ namespace gnnjit::lower {
 using namespace gnnjit::dsl;
 using llvm::cast;
 
-namespace {
-
-
-} // namespace
-
 void planSpmmStage(PlanContext &c, size_t k, const SpmmConfig &config) {
   const AggregationStage &s = c.stages[k];
   checkTiling(c.plan.layer, config);
   if (config.cusparseAlgorithm < 0 || config.cusparseAlgorithm > 3)
     throwInternalError("layer {}: cuSPARSE algorithm {}", c.plan.layer, config.cusparseAlgorithm);
-  const StageFusion fusion = fusionOf(c.lowered, c.plan.pass, k);
+  const StageFusion fusion = fusionOf(c.stages, c.plan.targets, k);
   SpmmStep step;
   step.stage = s;
   step.config = config;

@@ -1,5 +1,6 @@
 #include "lower/Stages.h"
 
+#include "dsl/IRVisitor.h"
 #include "dsl/Printer.h"
 
 #include <fmt/format.h>
@@ -14,6 +15,20 @@ std::vector<dsl::ExprPtr> productFactors(const dsl::ExprPtr &e) {
     return factors;
   }
   return {e};
+}
+
+dsl::ExprPtr fold(dsl::BinaryOp op, const std::vector<dsl::ExprPtr> &terms) {
+  dsl::ExprPtr result;
+  for (const dsl::ExprPtr &t : terms)
+    result = result ? dsl::Binary::make(op, result, t) : t;
+  return result;
+}
+
+bool readsComputed(const dsl::ExprPtr &e) {
+  for (const dsl::ExprPtr &n : dsl::postOrder({e}))
+    if (llvm::isa<dsl::Aggregate>(n.get()) || llvm::isa<dsl::EdgeSoftmax>(n.get()) || llvm::isa<dsl::Saved>(n.get()))
+      return true;
+  return false;
 }
 
 dsl::Level gatheredLevel(dsl::Over over) { return over == dsl::Over::OutEdges ? dsl::Level::Dst : dsl::Level::Src; }

@@ -48,6 +48,12 @@ struct BackwardStages {
 
 /// The factors of a product tree: a * (b * c) -> [a, b, c].
 std::vector<dsl::ExprPtr> productFactors(const dsl::ExprPtr &e);
+/// The left fold of `terms` by `op`: ((t0 op t1) op t2) ...; null when
+/// there are none. fold(Mul, productFactors(e)) rebuilds a product.
+dsl::ExprPtr fold(dsl::BinaryOp op, const std::vector<dsl::ExprPtr> &terms);
+/// Whether `e` reads an aggregate, a softmax or a saved value: what a
+/// kernel cannot recompute from inputs alone.
+bool readsComputed(const dsl::ExprPtr &e);
 /// The end of each edge whose values an aggregation over `over` gathers:
 /// the source over in-edges, the destination over out-edges.
 dsl::Level gatheredLevel(dsl::Over over);
