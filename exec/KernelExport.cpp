@@ -206,11 +206,12 @@ ExportSummary exportKernels(const dsl::Layer &layer, const ExportSettings &setti
         uses.push_back({&p.program, &p.program.plan.steps[k], module});
 
   // PTX, before anything is written.
+  runtime::KernelCache &cache = settings.cache ? *settings.cache : defaultKernelCache();
   runtime::CompileOptions compileOptions;
   compileOptions.arch = summary.arch;
   std::vector<std::string> ptx;
   for (const ModuleUse &use : uses)
-    ptx.push_back(runtime::compileToCubin(kernelSource(*use.module), compileOptions).ptx);
+    ptx.push_back(cache.compile(kernelSource(*use.module), compileOptions)->ptx);
 
   createOutDir(dir);
   for (const codegen::DeviceHeader &h : codegen::deviceHeaders()) {

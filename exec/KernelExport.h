@@ -20,6 +20,7 @@
 #include "dsl/Layer.h"
 #include "exec/Tuning.h"
 #include "lower/TuneConfig.h"
+#include "runtime/KernelCache.h"
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,9 @@ struct ExportSettings {
   Variant variant = Variant::Auto;
   bool aligned = true;   ///< node inputs' rows allow 16-byte loads
   bool backward = true;  ///< export the backward pass too
+  /// Where the PTX comes from (a module compiled before is not compiled
+  /// again); null: the process-wide cache in the default folder.
+  runtime::KernelCache *cache = nullptr;
 };
 
 struct ExportSummary {

@@ -20,6 +20,34 @@ namespace {
 
 bool alignedRows(const DeviceTensor &t) { return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.ld % 4 == 0; }
 
+runtime::KernelCache &cacheOf(const RunnerOptions &options) {
+  return options.cache ? *options.cache : defaultKernelCache();
+}
+
+runtime::CompileOptions compileOptionsOf(const RunnerOptions &options) {
+  runtime::CompileOptions c;
+  c.arch = runtime::targetArch(options.arch);
+  c.lineInfo = options.lineInfo;
+  return c;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Runs `obtain` (which gets `modules` modules from `cache`) and adds to
+/// `report` how the cache answered.
+template <typename Obtain>
+void account(runtime::KernelCache &cache, size_t modules, CompileReport &report, Obtain &&obtain) {
+  const runtime::CacheStats before = cache.stats();
+  obtain();
+  const runtime::CacheStats after = cache.stats();
+  report.modules += static_cast<int>(modules);
+  report.compiled += static_cast<int>(after.compiles - before.compiles);
+  report.diskHits += static_cast<int>(after.diskHits - before.diskHits);
+  report.memoryHits += static_cast<int>(after.memoryHits - before.memoryHits);
+}
+
 } // namespace
 
 struct LayerRunner::Compiled {
@@ -43,18 +71,13 @@ void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &grap
                     const RunnerOptions &options, CompileReport &report) {
   const auto start = std::chrono::steady_clock::now();
   const Program program = planProgram(lowered, pass, passConfig(lowered, pass, graph, options, true));
-  runtime::KernelCache &cache = options.cache ? *options.cache : defaultKernelCache();
-  runtime::CompileOptions compileOptions;
-  compileOptions.arch = runtime::targetArch(options.arch);
-  const runtime::CacheStats before = cache.stats();
-  for (const codegen::GeneratedModule &module : program.code.modules)
-    cache.compile(kernelSource(module), compileOptions);
-  const runtime::CacheStats after = cache.stats();
-  report.modules += static_cast<int>(program.code.modules.size());
-  report.compiled += static_cast<int>(after.compiles - before.compiles);
-  report.diskHits += static_cast<int>(after.diskHits - before.diskHits);
-  report.memoryHits += static_cast<int>(after.memoryHits - before.memoryHits);
-  report.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  runtime::KernelCache &cache = cacheOf(options);
+  const runtime::CompileOptions compileOptions = compileOptionsOf(options);
+  account(cache, program.code.modules.size(), report, [&] {
+    for (const codegen::GeneratedModule &module : program.code.modules)
+      cache.compile(kernelSource(module), compileOptions);
+  });
+  report.seconds += secondsSince(start);
 }
 
 LayerRunner::LayerRunner(const lower::LoweredLayer &lowered, DeviceGraph &graph, RunnerOptions options)
@@ -87,26 +110,19 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
   const auto start = std::chrono::steady_clock::now();
   auto c = std::make_unique<Compiled>();
   c->program = planProgram(lowered_, pass, passConfig(lowered_, pass, graph_.host(), options_, aligned));
-
-  runtime::KernelCache &cache = options_.cache ? *options_.cache : defaultKernelCache();
-  runtime::CompileOptions compileOptions;
-  compileOptions.arch = runtime::targetArch(options_.arch);
-  compileOptions.lineInfo = options_.lineInfo;
-  const runtime::CacheStats before = cache.stats();
-  for (const codegen::GeneratedModule &module : c->program.code.modules) {
-    // One cache lookup (one hash of the source) per module, then its entries.
-    const std::shared_ptr<const runtime::LoadedModule> loaded = cache.load(kernelSource(module), compileOptions);
-    std::vector<runtime::Kernel> entries;
-    for (const codegen::GeneratedKernel &k : module.kernels)
-      entries.push_back(loaded->kernel(k.entry));
-    c->kernels.push_back(std::move(entries));
-  }
-  const runtime::CacheStats after = cache.stats();
-  report_.modules += static_cast<int>(c->program.code.modules.size());
-  report_.compiled += static_cast<int>(after.compiles - before.compiles);
-  report_.diskHits += static_cast<int>(after.diskHits - before.diskHits);
-  report_.memoryHits += static_cast<int>(after.memoryHits - before.memoryHits);
-  report_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  runtime::KernelCache &cache = cacheOf(options_);
+  const runtime::CompileOptions compileOptions = compileOptionsOf(options_);
+  account(cache, c->program.code.modules.size(), report_, [&] {
+    for (const codegen::GeneratedModule &module : c->program.code.modules) {
+      // One cache lookup (one hash of the source) per module, then its entries.
+      const std::shared_ptr<const runtime::LoadedModule> loaded = cache.load(kernelSource(module), compileOptions);
+      std::vector<runtime::Kernel> entries;
+      for (const codegen::GeneratedKernel &k : module.kernels)
+        entries.push_back(loaded->kernel(k.entry));
+      c->kernels.push_back(std::move(entries));
+    }
+  });
+  report_.seconds += secondsSince(start);
   slot = std::move(c);
   return *slot;
 }

@@ -57,8 +57,7 @@ private:
         launch(0, frame);
       });
       const DeviceTensor &x = inputs_.find(s.gathered)->second;
-      float *y = s.target.empty() ? buffers_.scratch[static_cast<size_t>(s.aggregate)].data()
-                                  : buffers_.targets.at(s.target).data();
+      float *y = resultOf(s.target, s.aggregate);
       const int64_t width = s.stage.aggregate->shape().size();
       spmm.multiply(x.data, x.ld, y, width, width, s.config.cusparseAlgorithm, stream_);
       return;
@@ -76,11 +75,8 @@ private:
       return;
     frame.segments = &segments;
     frame.partials = ensurePartials(segments.numSegments * width);
-    if (partialArgs) {
-      if (static_cast<int64_t>(buffers_.partialArgs.size()) < segments.numSegments * width)
-        buffers_.partialArgs = runtime::DeviceBuffer<int64_t>(static_cast<size_t>(segments.numSegments * width));
-      frame.partialArgs = buffers_.partialArgs.data();
-    }
+    if (partialArgs)
+      frame.partialArgs = atLeast(buffers_.partialArgs, segments.numSegments * width);
     launch(1, frame);
     launch(2, frame);
   }
@@ -96,12 +92,9 @@ private:
     const int64_t width = s.stage.aggregate->shape().size(), count = frame.numRows * width;
     if (count == 0)
       return;
-    float *out = s.target.empty() ? buffers_.scratch[static_cast<size_t>(s.aggregate)].data()
-                                  : buffers_.targets.at(s.target).data();
+    float *out = resultOf(s.target, s.aggregate);
     GNNJIT_CUDA_CHECK(cudaMemsetAsync(out, 0, static_cast<size_t>(count) * sizeof(float), stream_)); // no flags yet
-    if (static_cast<int64_t>(buffers_.fixedPoint.size()) < count)
-      buffers_.fixedPoint = runtime::DeviceBuffer<int64_t>(static_cast<size_t>(count));
-    frame.fixedPoint = buffers_.fixedPoint.data();
+    frame.fixedPoint = atLeast(buffers_.fixedPoint, count);
     GNNJIT_CUDA_CHECK(cudaMemsetAsync(frame.fixedPoint, 0, static_cast<size_t>(count) * sizeof(int64_t), stream_));
     const int64_t blocks = s.kernels[0].launch.grid(frame.counts()).x;
     frame.partials = ensurePartials(2 * blocks);
@@ -117,24 +110,19 @@ private:
     launch(1, frame);
     launch(2, frame);
   }
-  void launchStep(const lower::EdgeSumStep &s) {
-    LaunchFrame frame;
-    frame.numRows = graph_.numNodes();
-    frame.numPartials = lower::nodeSumPartials(frame.numRows);
-    frame.partials = ensurePartials(frame.numPartials * s.stage.aggregate->shape().size());
-    launch(0, frame);
-    launch(1, frame);
-  }
+  void launchStep(const lower::EdgeSumStep &s) { launchWholeSum(s.stage); }
   void launchStep(const lower::EdgeOutputsStep &) {
     LaunchFrame frame;
     frame.numRows = graph_.numNodes();
     launch(0, frame);
   }
-  void launchStep(const lower::NodeSumStep &s) {
+  void launchStep(const lower::NodeSumStep &s) { launchWholeSum(s.stage); }
+  /// A sum over all nodes or edges: per-block partials, then their sum.
+  void launchWholeSum(const lower::AggregationStage &stage) {
     LaunchFrame frame;
     frame.numRows = graph_.numNodes();
     frame.numPartials = lower::nodeSumPartials(frame.numRows);
-    frame.partials = ensurePartials(frame.numPartials * s.stage.aggregate->shape().size());
+    frame.partials = ensurePartials(frame.numPartials * stage.aggregate->shape().size());
     launch(0, frame);
     launch(1, frame);
   }
@@ -152,10 +140,18 @@ private:
     throwInternalError("pass {} reads saved buffer '{}', which it does not list", passName(program_.plan.pass), name);
   }
 
-  float *ensurePartials(int64_t floats) {
-    if (static_cast<int64_t>(buffers_.partials.size()) < floats)
-      buffers_.partials = runtime::DeviceBuffer<float>(static_cast<size_t>(floats));
-    return buffers_.partials.data();
+  /// `buffer` with room for at least `count` elements (grown, never shrunk).
+  template <typename T> static T *atLeast(runtime::DeviceBuffer<T> &buffer, int64_t count) {
+    if (static_cast<int64_t>(buffer.size()) < count)
+      buffer = runtime::DeviceBuffer<T>(static_cast<size_t>(count));
+    return buffer.data();
+  }
+  float *ensurePartials(int64_t floats) { return atLeast(buffers_.partials, floats); }
+
+  /// Where a step writes: its target, or its scratch buffer.
+  float *resultOf(const std::string &target, int aggregate) {
+    return target.empty() ? buffers_.scratch[static_cast<size_t>(aggregate)].data()
+                          : buffers_.targets.at(target).data();
   }
 
   uint64_t bind(const KernelParam &p, const LaunchFrame &frame) {

@@ -1,6 +1,6 @@
 // Whole-tensor operations on the device (codegen/device/tensor_ops.cuh): a
 // checksum that needs no host copy of the tensor, and the affine shift that
-// puts random inputs into [-1, 1). Compiled once per process through the
+// puts random inputs into (-1, 1]. Compiled once per process through the
 // kernel cache.
 #pragma once
 

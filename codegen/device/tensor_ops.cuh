@@ -10,7 +10,7 @@
 /// Threads per block of every kernel here (the checksum's reduction assumes it).
 #define GNNJIT_TENSOR_OPS_BLOCK 256
 
-/// x[i] = x[i] * scale + shift for i < n: turns cuRAND's (0, 1] into [-1, 1).
+/// x[i] = x[i] * scale + shift for i < n: turns cuRAND's (0, 1] into (-1, 1].
 extern "C" __global__ void __launch_bounds__(GNNJIT_TENSOR_OPS_BLOCK)
     gnnjit_tensor_affine(float *x, long long n, float scale, float shift) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
