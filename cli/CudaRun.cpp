@@ -5,18 +5,13 @@
 #include "runtime/DeviceBuffer.h"
 #include "runtime/EventTiming.h"
 #include "support/Error.h"
+#include "support/Stopwatch.h"
 
-#include <chrono>
 
 namespace gnnjit::cli {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 } // namespace
 
@@ -31,9 +26,9 @@ CudaRun::CudaRun(const lower::LoweredLayer &lowered, const graph::Graph &graph, 
 CudaRun::~CudaRun() = default;
 
 void CudaRun::prepare(bool backward) {
-  const auto start = Clock::now();
+  const Stopwatch clock;
   runner_->prepare(backward);
-  stats_.compileMs = msSince(start);
+  stats_.compileMs = clock.ms();
   const exec::CompileReport &report = runner_->compileReport();
   stats_.modules = report.modules;
   stats_.compiled = report.compiled;
@@ -72,7 +67,7 @@ CompileOnlyResult compileOnly(const lower::LoweredLayer &lowered, const graph::G
   CompileOnlyResult r;
   exec::RunnerOptions options;
   options.rule.variant = variant;
-  const auto start = Clock::now();
+  const Stopwatch clock;
   try {
     exec::CompileReport report;
     exec::compileProgram(lowered, graph, exec::Pass::Forward, options, report);
@@ -85,7 +80,7 @@ CompileOnlyResult compileOnly(const lower::LoweredLayer &lowered, const graph::G
   } catch (const UserError &e) {
     r.refused = e.what();
   }
-  r.ms = msSince(start);
+  r.ms = clock.ms();
   return r;
 }
 

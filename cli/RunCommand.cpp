@@ -15,11 +15,11 @@
 #include "runtime/Device.h"
 #include "support/Error.h"
 #include "support/Message.h"
+#include "support/Stopwatch.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -48,10 +48,6 @@ struct RunArgs {
   std::string dumpDir;
 };
 
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 /// The reference's results, and how long each pass took.
 struct ReferenceRun {
@@ -69,15 +65,15 @@ ReferenceRun runReference(const lower::LoweredLayer &lowered, const graph::Graph
   for (const dsl::InputPtr &d : lowered.backward.plan.outputGradients)
     if (tensors.count(d->name))
       setAside.push_back(tensors.extract(d->name));
-  auto t0 = Clock::now();
+  Stopwatch clock;
   r.outputs = ref::forward(lowered.layer, g, tensors);
-  r.forwardMs = msSince(t0);
+  r.forwardMs = clock.ms();
   for (ref::TensorMap::node_type &node : setAside)
     tensors.insert(std::move(node));
   if (backward) {
-    t0 = Clock::now();
+    clock.restart();
     r.gradients = ref::backward(lowered.layer, lowered.backward.plan, g, tensors);
-    r.backwardMs = msSince(t0);
+    r.backwardMs = clock.ms();
   }
   return r;
 }
@@ -172,17 +168,17 @@ void run(const RunArgs &args) {
   r.check = args.check;
   r.reps = args.reps;
 
-  auto start = Clock::now();
+  Stopwatch clock;
   const LoadedGraph loaded = loadGraph(args.graph);
-  r.graphMs = msSince(start);
+  r.graphMs = clock.ms();
   const graph::Graph &g = loaded.graph;
   r.graphName = g.name();
   r.nodes = g.numNodes();
   r.edges = g.numEdges();
 
-  start = Clock::now();
+  clock.restart();
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
-  r.lowerMs = msSince(start);
+  r.lowerMs = clock.ms();
 
   // Nothing tensor-sized exists yet: refuse now what would not fit.
   r.estimate = estimateRunMemory(lowered, g, shape);

@@ -22,19 +22,18 @@
 #include "ref/Executor.h"
 #include "runtime/Device.h"
 #include "support/Error.h"
+#include "support/ExitCode.h"
 #include "support/Random.h"
+#include "support/Stopwatch.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-
-#include <chrono>
 
 using namespace gnnjit;
 
 namespace {
 
 constexpr double kTolerance = 1e-4;
-constexpr int kCheckFailed = 3;
 
 ref::Tensor randomTensor(int64_t rows, int64_t cols, Rng &rng) {
   ref::Tensor t(rows, cols);
@@ -48,10 +47,6 @@ double sum(const ref::Tensor &t) {
   for (double v : t.values)
     s += v;
   return s;
-}
-
-double msSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 graph::Dataset loadGraph(const std::string &spec) {
@@ -127,10 +122,10 @@ int main(int argc, char **argv) try {
   inputs["bias"] = randomTensor(1, 32, rng);
   ref::TensorMap backwardInputs = inputs;
   backwardInputs["d_out"] = randomTensor(g.numNodes(), 32, rng);
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   const ref::TensorMap outputs = ref::forward(layer, g, inputs);
   const ref::TensorMap gradients = ref::backward(layer, dsl::differentiate(layer), g, backwardInputs);
-  fmt::print("cpu      forward + backward on the reference executor: {:.1f} ms\n", msSince(start));
+  fmt::print("cpu      forward + backward on the reference executor: {:.1f} ms\n", clock.ms());
   fmt::print("output   out   sum {:.6f}\n", sum(outputs.at("out")));
   for (const auto &[name, t] : gradients)
     fmt::print("grad     {:<5} sum {:.6f}\n", name, sum(t));
@@ -147,14 +142,8 @@ int main(int argc, char **argv) try {
     fmt::print("export   {} modules for {} in {} ({} files)\n", summary.modules, summary.arch, exportDir,
                summary.files.size());
   }
-  return ok ? 0 : kCheckFailed;
-} catch (const UserError &e) {
-  fmt::print(stderr, "custom_layer: {}\n", e.what());
-  return 1;
-} catch (const LibraryError &e) {
-  fmt::print(stderr, "custom_layer: {}\n", e.what());
-  return e.blame() == LibraryError::Blame::Machine ? 1 : kCheckFailed;
-} catch (const std::exception &e) {
-  fmt::print(stderr, "custom_layer: internal error: {}\n", e.what());
-  return kCheckFailed;
+  return ok ? kExitOk : kExitInternalError;
+} catch (...) {
+  return reportCurrentException("custom_layer");
 }
+

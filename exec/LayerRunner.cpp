@@ -6,11 +6,11 @@
 #include "runtime/CudaCheck.h"
 #include "runtime/Device.h"
 #include "support/Error.h"
+#include "support/Stopwatch.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 
 namespace gnnjit::exec {
 
@@ -29,10 +29,6 @@ runtime::CompileOptions compileOptionsOf(const RunnerOptions &options) {
   c.arch = runtime::targetArch(options.arch);
   c.lineInfo = options.lineInfo;
   return c;
-}
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 /// Runs `obtain` (which gets `modules` modules from `cache`) and adds to
@@ -69,7 +65,7 @@ lower::PassConfig passConfig(const lower::LoweredLayer &lowered, Pass pass, cons
 
 void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
                     const RunnerOptions &options, CompileReport &report) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   const Program program = planProgram(lowered, pass, passConfig(lowered, pass, graph, options, true));
   runtime::KernelCache &cache = cacheOf(options);
   const runtime::CompileOptions compileOptions = compileOptionsOf(options);
@@ -77,7 +73,7 @@ void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &grap
     for (const codegen::GeneratedModule &module : program.code.modules)
       cache.compile(kernelSource(module), compileOptions);
   });
-  report.seconds += secondsSince(start);
+  report.seconds += clock.seconds();
 }
 
 LayerRunner::LayerRunner(const lower::LoweredLayer &lowered, DeviceGraph &graph, RunnerOptions options)
@@ -107,7 +103,7 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
   auto &slot = programs_[{pass, aligned}];
   if (slot)
     return *slot;
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   auto c = std::make_unique<Compiled>();
   c->program = planProgram(lowered_, pass, passConfig(lowered_, pass, graph_.host(), options_, aligned));
   runtime::KernelCache &cache = cacheOf(options_);
@@ -122,7 +118,7 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
       c->kernels.push_back(std::move(entries));
     }
   });
-  report_.seconds += secondsSince(start);
+  report_.seconds += clock.seconds();
   slot = std::move(c);
   return *slot;
 }

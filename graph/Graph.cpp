@@ -160,7 +160,6 @@ std::vector<bool> chooseKept(const SortedCandidates &sorted, int64_t numInput, b
 
 IndexType chooseIndexType(IndexChoice choice, int64_t numNodes, int64_t numEdges) {
   const int64_t limit = std::numeric_limits<int32_t>::max();
-  const bool fits = numNodes <= limit && numEdges <= limit;
   switch (choice) {
   case IndexChoice::Int64:
     return IndexType::Int64;
@@ -177,7 +176,7 @@ IndexType chooseIndexType(IndexChoice choice, int64_t numNodes, int64_t numEdges
   case IndexChoice::Auto:
     break;
   }
-  return fits ? IndexType::Int32 : IndexType::Int64;
+  return autoIndexType(numNodes, numEdges);
 }
 
 template <typename Index>
