@@ -1,6 +1,7 @@
 // SAGE max (the reduction family) on the GPU, side by side in one process:
 // gnnjit's generated kernels, a plain one-thread-per-(node, feature) kernel
 // (its backward scatters with float atomics: fast, not deterministic), and
+// the same kernels with heavy rows merged by packed atomics ("packed"), and
 // the SpMM of the same graph (SAGE mean: how close the max gets to the
 // memory wall). Forward and forward + backward, median of --reps after
 // --warmup runs (CUDA events), peak device memory, and the ratios the
@@ -38,6 +39,7 @@ struct Options {
   int64_t F = 128;
   int reps = 10, warmup = 3;
   std::string npyDir, jsonPath;
+  bool sweepSegments = false;
 };
 
 /// ../shared/baselines, max aggregation at F = 128 on an H200: ms.
@@ -80,8 +82,8 @@ lower::LoweredLayer sage(const std::string &aggregation, int64_t F) {
 /// Times a layer through the runner: forward, forward + backward, peak.
 Row timeRunner(const std::string &spec, const std::string &impl, const lower::LoweredLayer &lowered,
                const graph::Graph &g, exec::DeviceGraph &dg, const exec::DeviceTensors &fin,
-               const exec::DeviceTensors &bin, const Options &o) {
-  exec::LayerRunner runner(lowered, dg);
+               const exec::DeviceTensors &bin, const Options &o, const exec::RunnerOptions &options = {}) {
+  exec::LayerRunner runner(lowered, dg, options);
   runner.prepare(true);
   std::printf("  %-10s forward: %s", impl.c_str(), runner.program(exec::Pass::Forward).describe().c_str());
   std::printf("  %-10s backward: %s", "", runner.program(exec::Pass::Backward).describe().c_str());
@@ -95,7 +97,7 @@ Row timeRunner(const std::string &spec, const std::string &impl, const lower::Lo
       o.warmup, o.reps);
   r.peakMiB = double(bench::peakGrowth([&] {
                 exec::DeviceGraph fresh(g);
-                exec::LayerRunner first(lowered, fresh);
+                exec::LayerRunner first(lowered, fresh, options);
                 first.forward(fin);
                 first.backward(bin);
               })) /
@@ -138,6 +140,31 @@ Row timePlain(const std::string &spec, const graph::Graph &g, exec::DeviceGraph 
   return r;
 }
 
+/// Forward times of gnnjit's SAGE max over heavy-row thresholds and segment
+/// lengths, the rule's choice marked: what the rule's constants should be.
+void sweepSegments(const std::string &spec, const lower::LoweredLayer &lowered, exec::DeviceGraph &dg,
+                   const exec::DeviceTensors &fin, const Options &o) {
+  const std::vector<int64_t> thresholds = {32, 64, 128, 256, 512}, lengths = {32, 64, 128, 256};
+  std::printf("\n%s: SAGE max forward ms by heavy-row threshold (rows) and segment length (columns)\n%10s",
+              spec.c_str(), "");
+  for (int64_t l : lengths)
+    std::printf(" %9lld", static_cast<long long>(l));
+  std::printf("\n");
+  for (int64_t threshold : thresholds) {
+    std::printf("%10lld", static_cast<long long>(threshold));
+    for (int64_t length : lengths) {
+      exec::RunnerOptions options;
+      options.rule.heavyThreshold = threshold;
+      options.rule.segmentLength = length;
+      exec::LayerRunner runner(lowered, dg, options);
+      std::printf(" %9.3f", medianMs([&] { runner.forward(fin); }, o.warmup, o.reps));
+    }
+    std::printf("\n");
+  }
+  exec::LayerRunner rule(lowered, dg);
+  std::printf("the rule: %s", rule.program(exec::Pass::Forward).describe().c_str());
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -149,6 +176,8 @@ int main(int argc, char **argv) {
   app.add_option("--warmup", o.warmup, "untimed runs first")->check(CLI::Range(0, 1000));
   app.add_option("--dump-npy", o.npyDir, "write each graph's edge index as <DIR>/<name>.npy for python/bench_pyg_sage.py");
   app.add_option("--json", o.jsonPath, "also write one JSON line per measurement here");
+  app.add_flag("--sweep-segments", o.sweepSegments,
+               "only time gnnjit's forward over heavy-row thresholds and segment lengths");
   CLI11_PARSE(app, argc, argv);
   try {
     if (!runtime::hasCudaDevice()) {
@@ -169,10 +198,19 @@ int main(int argc, char **argv) {
       exec::fillRandom(dout, 2);
       const exec::DeviceTensors fin{{"x", x}}, bin{{"x", x}, {"d_out", dout}};
       exec::DeviceGraph dg(g);
+      if (o.sweepSegments) {
+        sweepSegments(spec, sage("max", F), dg, fin, o);
+        continue;
+      }
       const Row ours = timeRunner(spec, "gnnjit", sage("max", F), g, dg, fin, bin, o);
+      // The same kernels with heavy rows merged by packed atomics instead
+      // of the second pass (the same when no row is heavy).
+      exec::RunnerOptions packed;
+      packed.rule.packedMerge = true;
+      const Row oursPacked = timeRunner(spec, "packed", sage("max", F), g, dg, fin, bin, o, packed);
       const Row spmm = timeRunner(spec, "spmm-mean", sage("mean", F), g, dg, fin, bin, o);
       const Row plain = timePlain(spec, g, dg, x.data, dout.data, o);
-      for (const Row &r : {ours, plain, spmm})
+      for (const Row &r : {ours, oursPacked, plain, spmm})
         rows.push_back(r);
       const double bwd = ours.fwdbwd - ours.fwd;
       const double argsMiB = double(n * F * (g.indexType() == graph::IndexType::Int32 ? 4 : 8)) / (1 << 20);
@@ -188,12 +226,14 @@ int main(int argc, char **argv) {
                           ours.peakMiB, double(2 * n * F * 4) / (1 << 20), ours.peakMiB - essentialMiB, argsMiB);
       goals.push_back(line);
       if (json.is_open())
-        for (const Row &r : {ours, plain, spmm})
+        for (const Row &r : {ours, oursPacked, plain, spmm})
           json << nlohmann::json{{"graph", r.graph}, {"impl", r.impl},     {"F", F},
                                  {"fwd_ms", r.fwd},  {"fwdbwd_ms", r.fwdbwd}, {"peak_MiB", r.peakMiB}}
                       .dump()
                << "\n";
     }
+    if (o.sweepSegments)
+      return 0;
     std::printf("\n%-28s %-10s %9s %9s %9s %10s\n", "graph", "impl", "fwd ms", "fwd+bwd", "bwd/fwd", "peak MiB");
     for (const Row &r : rows)
       std::printf("%-28s %-10s %9.3f %9.3f %9.2f %10.1f\n", r.graph.c_str(), r.impl.c_str(), r.fwd, r.fwdbwd,

@@ -62,6 +62,12 @@ std::string_view paramKindName(ParamKind kind) {
     return "fixed_point_sums";
   case ParamKind::FixedPointScale:
     return "fixed_point_scale";
+  case ParamKind::FixedPointTerms:
+    return "fixed_point_terms";
+  case ParamKind::SegmentHeavy:
+    return "segment_heavy";
+  case ParamKind::PackedResults:
+    return "packed_results";
   }
   return "?";
 }

@@ -38,7 +38,10 @@ enum class ParamKind : uint8_t {
   SavedStride,       ///< long long row stride of the saved buffer `ref`
   PartialArgs,       ///< long long scratch: the arg position of each partial result of row segments
   FixedPointSums,    ///< long long scratch: integer sums of an arg scatter, one per (row, element)
-  FixedPointScale,   ///< double: the scale of those integers (a power of two)
+  FixedPointScale,   ///< one double on the device: the scale of those integers (a power of two)
+  FixedPointTerms,   ///< long long: the most contributions one of those sums adds (the graph's largest out-degree)
+  SegmentHeavy,      ///< long long: the heavy row (its index among HeavyRows) of each segment
+  PackedResults,     ///< unsigned long long scratch: packed (value, position) per (heavy row, element)
 };
 std::string_view paramKindName(ParamKind kind);
 

@@ -87,6 +87,8 @@ public:
     }
     ProvenanceInfo info = tiledProvenance(plan_.layer, "reduction", base_, t_, plan_.index, shape_.size());
     info.tuning["reduce"] = std::string(reduceName(agg_.reduce()));
+    if (t_.heavyThreshold > 0)
+      info.tuning["heavy_merge"] = t_.packedMerge ? "packed atomics" : "second pass";
     module.source = withProvenance(info, out.str());
     checkEntries(module, step_.kernels);
     return module;
@@ -129,20 +131,22 @@ private:
       break;
     }
     case lower::LaunchRule::Kind::SpmmSegments: {
-      const std::string count = params.use(ParamKind::NumSegments, "", "num_segments", "long long");
-      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", index);
-      const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", index);
-      const std::string rows = params.use(ParamKind::SegmentRows, "", "segment_rows", index);
-      const std::string begins =
-          params.use(ParamKind::SegmentBegins, "", "segment_begins", "const long long* __restrict__");
+      if (t_.packedMerge) {
+        call = packedSegmentsCall(params);
+        break;
+      }
+      const std::string segments = segmentParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
       const std::string args = params.use(ParamKind::PartialArgs, "", "partial_args", "long long* __restrict__");
-      call = fmt::format("gnnjit::device::reduceSegments<{}, V, {}, F, SEGMENT, REDUCE>(ops, {}, {}, {}, {}, {}, {}, "
-                         "{});",
-                         t_.segmentGroup, t_.segmentChunks, count, offsets, cols, rows, begins, partials, args);
+      call = fmt::format("gnnjit::device::reduceSegments<{}, V, {}, F, SEGMENT, REDUCE>(ops, {}, {}, {});",
+                         t_.segmentGroup, t_.segmentChunks, segments, partials, args);
       break;
     }
     case lower::LaunchRule::Kind::SpmmCombine: {
+      if (t_.packedMerge) {
+        call = packedCombineCall(params);
+        break;
+      }
       const std::string count = params.use(ParamKind::NumHeavyRows, "", "num_heavy_rows", "long long");
       const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", index);
       const std::string rows = params.use(ParamKind::HeavyRows, "", "heavy_rows", index);
@@ -164,6 +168,39 @@ private:
     out.line("const Ops ops{{{}}};", ops.names());
     out.line("{}", call);
     return kernel;
+  }
+
+  /// The arguments both segment skeletons start with: "num_segments,
+  /// row_offsets, col_indices, segment_rows, segment_begins".
+  static std::string segmentParams(ParamList &params) {
+    const char *index = "const index_t* __restrict__";
+    const std::string count = params.use(ParamKind::NumSegments, "", "num_segments", "long long");
+    const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", index);
+    const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", index);
+    const std::string rows = params.use(ParamKind::SegmentRows, "", "segment_rows", index);
+    const std::string begins =
+        params.use(ParamKind::SegmentBegins, "", "segment_begins", "const long long* __restrict__");
+    return fmt::format("{}, {}, {}, {}, {}", count, offsets, cols, rows, begins);
+  }
+
+  /// A heavy max/min row's segments merged by packed atomics, and decoded.
+  std::string packedSegmentsCall(ParamList &params) const {
+    const std::string segments = segmentParams(params);
+    const std::string heavy = params.use(ParamKind::SegmentHeavy, "", "segment_heavy", "const long long* __restrict__");
+    const std::string packed =
+        params.use(ParamKind::PackedResults, "", "packed_results", "unsigned long long* __restrict__");
+    return fmt::format("gnnjit::device::reduceSegmentsPacked<{}, V, {}, F, SEGMENT, REDUCE>(ops, {}, {}, {});",
+                       t_.segmentGroup, t_.segmentChunks, segments, heavy, packed);
+  }
+  std::string packedCombineCall(ParamList &params) const {
+    const char *index = "const index_t* __restrict__";
+    const std::string count = params.use(ParamKind::NumHeavyRows, "", "num_heavy_rows", "long long");
+    const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", index);
+    const std::string rows = params.use(ParamKind::HeavyRows, "", "heavy_rows", index);
+    const std::string packed =
+        params.use(ParamKind::PackedResults, "", "packed_results", "const unsigned long long* __restrict__");
+    return fmt::format("gnnjit::device::reduceCombinePacked<{}, V, {}, F, REDUCE, SAVE_ARGS>(ops, {}, {}, {}, {});",
+                       t_.segmentGroup, t_.segmentChunks, count, offsets, rows, packed);
   }
 
   const lower::PassPlan &plan_;
@@ -213,9 +250,22 @@ GeneratedModule generateArgScatterKernel(const lower::PassPlan &plan, const lowe
   for (size_t k = 0; k < step.kernels.size(); ++k) {
     const lower::KernelEntry &e = step.kernels[k];
     ParamList params;
-    const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
     std::string call;
-    if (k < 2) {
+    if (e.launch.kind == lower::LaunchRule::Kind::SingleBlock) {
+      // The scale from the bound's partials: reads no layer data.
+      const std::string partials = params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
+      const std::string blocks = params.use(ParamKind::NumPartials, "", "num_partials", "long long");
+      const std::string terms = params.use(ParamKind::FixedPointTerms, "", "max_terms", "long long");
+      const std::string scale = params.use(ParamKind::FixedPointScale, "", "scale", "double* __restrict__");
+      out.blank();
+      auto fn = out.scope("{}", kernelSignature(e.entry, e.launch.block, params));
+      out.line("gnnjit::device::argScatterScale({}, {}, {}, {});", partials, blocks, terms, scale);
+      fn.close();
+      module.kernels.push_back(GeneratedKernel{e.entry, params.params(), e.launch.block});
+      continue;
+    }
+    const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
+    if (k < 3) {
       const std::string args =
           params.use(ParamKind::SavedData, step.savedArgs, savedParamName(step.savedArgs), index);
       const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", index);
@@ -223,13 +273,13 @@ GeneratedModule generateArgScatterKernel(const lower::PassPlan &plan, const lowe
         const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
         call = fmt::format("gnnjit::device::argScatterBound<F>(ops, {}, {}, {}, {});", rows, args, cols, partials);
       } else {
-        const std::string scale = params.use(ParamKind::FixedPointScale, "", "scale", "double");
+        const std::string scale = params.use(ParamKind::FixedPointScale, "", "scale", "const double* __restrict__");
         const std::string sums =
             params.use(ParamKind::FixedPointSums, "", "fixed_point_sums", "long long* __restrict__");
         call = fmt::format("gnnjit::device::argScatterAdd<F>(ops, {}, {}, {}, {}, {});", rows, args, cols, scale, sums);
       }
     } else {
-      const std::string scale = params.use(ParamKind::FixedPointScale, "", "scale", "double");
+      const std::string scale = params.use(ParamKind::FixedPointScale, "", "scale", "const double* __restrict__");
       const std::string sums =
           params.use(ParamKind::FixedPointSums, "", "fixed_point_sums", "const long long* __restrict__");
       call = fmt::format("gnnjit::device::argScatterConvert<F>(ops, {}, {}, {});", rows, scale, sums);

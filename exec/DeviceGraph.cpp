@@ -98,7 +98,7 @@ const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshol
   if (threshold <= 0 || length <= 0)
     throwInternalError("heavy rows above {} edges in segments of {}", threshold, length);
   const graph::Csr &csr = hostCsr(graph_, direction);
-  std::vector<int64_t> segRows, segBegins, heavyRows, heavyFirst{0};
+  std::vector<int64_t> segRows, segBegins, segHeavy, heavyRows, heavyFirst{0};
   for (int64_t row = 0; row < csr.numRows(); ++row) {
     const int64_t begin = csr.rowBegin(row), end = csr.rowEnd(row);
     if (end - begin <= threshold)
@@ -107,6 +107,7 @@ const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshol
     for (int64_t p = begin; p < end; p += length) {
       segRows.push_back(row);
       segBegins.push_back(p);
+      segHeavy.push_back(static_cast<int64_t>(heavyRows.size()) - 1);
     }
     heavyFirst.push_back(static_cast<int64_t>(segBegins.size()));
   }
@@ -122,6 +123,7 @@ const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshol
   s.heavyRows = indexBytes(heavyRows);
   s.segmentBegins = runtime::DeviceBuffer<int64_t>::fromHost(segBegins);
   s.heavyFirstSegment = runtime::DeviceBuffer<int64_t>::fromHost(heavyFirst);
+  s.segmentHeavy = runtime::DeviceBuffer<int64_t>::fromHost(segHeavy);
   return segments_.emplace(key, std::move(s)).first->second;
 }
 

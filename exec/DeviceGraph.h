@@ -30,6 +30,7 @@ struct HeavySegments {
   runtime::DeviceBuffer<int64_t> segmentBegins;
   runtime::DeviceMemory heavyRows;                  ///< index type of the graph
   runtime::DeviceBuffer<int64_t> heavyFirstSegment; ///< numHeavyRows + 1
+  runtime::DeviceBuffer<int64_t> segmentHeavy;      ///< per segment, its heavy row's index in heavyRows
 };
 
 class DeviceGraph {

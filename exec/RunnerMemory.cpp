@@ -50,7 +50,7 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
       return;
     const int64_t heavy = e / (t.heavyThreshold + 1);
     const int64_t segments = e / t.segmentLength + heavy;
-    arrays.segments = std::max(arrays.segments, static_cast<uint64_t>(segments + heavy) * (indexBytes + 8));
+    arrays.segments = std::max(arrays.segments, static_cast<uint64_t>(segments + heavy) * (indexBytes + 16));
     arrays.partials = std::max(arrays.partials, checkedProduct({segments, width, static_cast<int64_t>(bytesPerPartial)},
                                                                "the segments' partial results"));
   };
@@ -64,6 +64,8 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
     }
     if (const auto *s = std::get_if<lower::ReductionStep>(&step)) {
       arrays.csrs.insert(s->direction);
+      // Partials and their arg positions; a packed merge needs less (one
+      // 8-byte slot per heavy row and element, in the arg positions' buffer).
       addSegments(s->config, s->stage.aggregate->shape().size(), sizeof(float) + sizeof(int64_t));
     }
     if (const auto *s = std::get_if<lower::ArgScatterStep>(&step)) {

@@ -1,12 +1,12 @@
 #include "exec/StepLauncher.h"
 
+#include "dsl/Expr.h"
 #include "graph/DegreeStats.h"
 #include "runtime/CudaCheck.h"
 #include "support/Error.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 namespace gnnjit::exec {
 
@@ -24,9 +24,10 @@ struct LaunchFrame {
   float *partials = nullptr;
   int64_t numPartials = 0;
   float *edgeValues = nullptr;
-  int64_t *partialArgs = nullptr;
+  int64_t *partialArgs = nullptr; ///< or the packed slots of a packed merge
   int64_t *fixedPoint = nullptr;
-  double scale = 1.0;
+  double *scale = nullptr;
+  int64_t maxTerms = 0;
 
   lower::GridCounts counts() const {
     return {numRows, segments ? segments->numSegments : 0, segments ? segments->numHeavyRows : 0};
@@ -62,11 +63,13 @@ private:
       spmm.multiply(x.data, x.ld, y, width, width, s.config.cusparseAlgorithm, stream_);
       return;
     }
-    launchTiled(frame, s.config, s.stage.aggregate->shape().size(), false);
+    launchTiled(frame, s.config, s.stage.aggregate->shape().size(), Merge::Partials);
   }
+  /// How a tiled step merges its heavy rows' segments.
+  enum class Merge { Partials, PartialsWithArgs, PackedMax, PackedMin };
   /// A tiled CSR kernel: the light rows, then heavy rows' segments and
   /// their combine when some row is longer than the threshold.
-  void launchTiled(LaunchFrame &frame, const lower::RowTiling &t, int64_t width, bool partialArgs) {
+  void launchTiled(LaunchFrame &frame, const lower::RowTiling &t, int64_t width, Merge merge) {
     launch(0, frame);
     if (t.heavyThreshold == 0)
       return;
@@ -74,9 +77,18 @@ private:
     if (segments.numSegments == 0)
       return;
     frame.segments = &segments;
-    frame.partials = ensurePartials(segments.numSegments * width);
-    if (partialArgs)
-      frame.partialArgs = atLeast(buffers_.partialArgs, segments.numSegments * width);
+    if (merge == Merge::PackedMax || merge == Merge::PackedMin) {
+      // One slot per (heavy row, element) in the empty state: 0x00 bytes for
+      // a max, 0xff for a min (gnnjit/packed_atomic.cuh).
+      const int64_t slots = segments.numHeavyRows * width;
+      frame.partialArgs = atLeast(buffers_.partialArgs, slots);
+      GNNJIT_CUDA_CHECK(cudaMemsetAsync(frame.partialArgs, merge == Merge::PackedMax ? 0x00 : 0xff,
+                                        static_cast<size_t>(slots) * sizeof(int64_t), stream_));
+    } else {
+      frame.partials = ensurePartials(segments.numSegments * width);
+      if (merge == Merge::PartialsWithArgs)
+        frame.partialArgs = atLeast(buffers_.partialArgs, segments.numSegments * width);
+    }
     launch(1, frame);
     launch(2, frame);
   }
@@ -84,7 +96,14 @@ private:
     LaunchFrame frame;
     frame.direction = s.direction;
     frame.numRows = graph_.numNodes();
-    launchTiled(frame, s.config, s.stage.aggregate->shape().size(), true);
+    const dsl::Reduce reduce = llvm::cast<dsl::Aggregate>(s.stage.aggregate.get())->reduce();
+    Merge merge = Merge::PartialsWithArgs;
+    if (s.config.packedMerge) {
+      if (graph_.host().stats().in.max >= (int64_t{1} << 31) || graph_.host().stats().out.max >= (int64_t{1} << 31))
+        throwInternalError("layer {}: a packed merge of rows of 2^31 edges or more", layer_);
+      merge = reduce == dsl::Reduce::Max ? Merge::PackedMax : Merge::PackedMin;
+    }
+    launchTiled(frame, s.config, s.stage.aggregate->shape().size(), merge);
   }
   void launchStep(const lower::ArgScatterStep &s) {
     LaunchFrame frame;
@@ -96,19 +115,12 @@ private:
     GNNJIT_CUDA_CHECK(cudaMemsetAsync(out, 0, static_cast<size_t>(count) * sizeof(float), stream_)); // no flags yet
     frame.fixedPoint = atLeast(buffers_.fixedPoint, count);
     GNNJIT_CUDA_CHECK(cudaMemsetAsync(frame.fixedPoint, 0, static_cast<size_t>(count) * sizeof(int64_t), stream_));
-    const int64_t blocks = s.kernels[0].launch.grid(frame.counts()).x;
-    frame.partials = ensurePartials(2 * blocks);
-    launch(0, frame);
-    std::vector<float> bound(static_cast<size_t>(2 * blocks));
-    GNNJIT_CUDA_CHECK(cudaMemcpyAsync(bound.data(), frame.partials, bound.size() * sizeof(float),
-                                      cudaMemcpyDeviceToHost, stream_));
-    GNNJIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    float largest = 0;
-    for (int64_t b = 0; b < blocks; ++b)
-      largest = std::max(largest, bound[static_cast<size_t>(2 * b)]);
-    frame.scale = fixedPointScale(largest, graph_.host().stats().out.max);
-    launch(1, frame);
-    launch(2, frame);
+    frame.numPartials = s.kernels[0].launch.grid(frame.counts()).x;
+    frame.partials = ensurePartials(2 * frame.numPartials);
+    frame.scale = atLeast(buffers_.fixedPointScale, 1);
+    frame.maxTerms = graph_.host().stats().out.max;
+    for (size_t k = 0; k < s.kernels.size(); ++k) // bound, scale, scatter, convert: all on the device
+      launch(k, frame);
   }
   void launchStep(const lower::EdgeSumStep &s) { launchWholeSum(s.stage); }
   void launchStep(const lower::EdgeOutputsStep &) {
@@ -210,11 +222,14 @@ private:
       return ptr(frame.partialArgs);
     case ParamKind::FixedPointSums:
       return ptr(frame.fixedPoint);
-    case ParamKind::FixedPointScale: {
-      uint64_t bits = 0;
-      std::memcpy(&bits, &frame.scale, sizeof bits);
-      return bits;
-    }
+    case ParamKind::SegmentHeavy:
+      return ptr(frame.segments->segmentHeavy.data());
+    case ParamKind::PackedResults:
+      return ptr(frame.partialArgs);
+    case ParamKind::FixedPointScale:
+      return ptr(frame.scale);
+    case ParamKind::FixedPointTerms:
+      return num(frame.maxTerms);
     }
     throwInternalError("unbound kernel parameter {}", p.name);
   }

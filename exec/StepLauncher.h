@@ -22,8 +22,9 @@ struct ProgramBuffers {
   std::vector<runtime::DeviceBuffer<float>> scratch;
   std::map<std::string, runtime::DeviceBuffer<float>, std::less<>> targets;
   runtime::DeviceBuffer<float> partials;        ///< grown on demand
-  runtime::DeviceBuffer<int64_t> partialArgs;   ///< arg positions of a reduction's segment partials
+  runtime::DeviceBuffer<int64_t> partialArgs;   ///< arg positions of a reduction's segment partials, or its packed slots
   runtime::DeviceBuffer<int64_t> fixedPoint;    ///< an arg scatter's integer sums, grown on demand
+  runtime::DeviceBuffer<double> fixedPointScale; ///< their scale, computed on the device
   std::map<std::string, runtime::DeviceMemory, std::less<>> *saved = nullptr;
 };
 
@@ -34,7 +35,9 @@ void launchProgram(const Program &program, const std::vector<std::vector<runtime
 
 /// The power-of-two scale an arg scatter turns its contributions into
 /// integers with: sums of at most `maxTerms` of magnitude <= `largest` stay
-/// below 2^61.
+/// below 2^61. The kernels compute it on the device by the same double
+/// arithmetic (argScatterScale in gnnjit/argscatter.cuh); this is its
+/// statement on the host, which the tests hold to its bounds.
 double fixedPointScale(float largest, int64_t maxTerms);
 
 /// Throws a UserError, before anything is allocated, when a kernel of

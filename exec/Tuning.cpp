@@ -75,7 +75,7 @@ lower::RowTiling tileRows(const SpmmInputs &in, const RuleOptions &options) {
   // wider rows take several vectors per lane (chunks), then more tiles.
   t.segmentGroup = nextPowerOfTwo(vectors);
   t.segmentChunks = chunksFor(t.segmentGroup);
-  t.segmentLength = 256;
+  t.segmentLength = options.segmentLength > 0 ? options.segmentLength : 256;
   // Typical rows: with local ids, a group about as wide as the median row is
   // long, so a warp serves several short rows and has their gathers in
   // flight together (H200, F = 128, 2-D grid: 4 lanes per row 0.43 ms, a
@@ -128,6 +128,9 @@ lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pas
       // scattered vs 1.31 over the transpose; R-MAT (15.3) 2.50 vs 4.40;
       // uniform degree 100: 0.42 vs 2.05; tolokers (88): 0.07 vs 0.27.
       reduction.argScatter = options.argScatter && in.degrees.mean >= 8;
+      const dsl::Reduce reduce = llvm::cast<dsl::Aggregate>(stage.aggregate.get())->reduce();
+      reduction.packedMerge = options.packedMerge && (reduce == dsl::Reduce::Max || reduce == dsl::Reduce::Min) &&
+                              in.degrees.max < (int64_t{1} << 31);
       config.stages.emplace_back(reduction);
       continue;
     }

@@ -42,13 +42,18 @@ GraphFacts graphFacts(const graph::Graph &graph);
 struct RuleOptions {
   Variant variant = Variant::Auto;
   bool aligned = true; ///< node inputs allow 16-byte vector loads
-  /// Forced lanes per row and heavy-row threshold of generated SpMM kernels
-  /// (0: the rule's), for benchmarks; the vector width still follows alignment.
+  /// Forced lanes per row, heavy-row threshold and segment length of
+  /// generated SpMM and reduction kernels (0: the rule's), for benchmarks;
+  /// the vector width still follows alignment.
   int group = 0;
   int64_t heavyThreshold = 0;
+  int64_t segmentLength = 0;
   /// Backward of a max/min to its sources by an arg scatter (N x F integer
   /// atomics) rather than a pass over the transpose (E x F).
   bool argScatter = true;
+  /// Heavy max/min rows merged by packed 64-bit atomics rather than a
+  /// second pass over per-segment partials (for benchmarks and tests).
+  bool packedMerge = false;
 };
 
 /// One SpMM stage as the rule sees it.

@@ -40,6 +40,8 @@ Grid LaunchRule::grid(const GridCounts &c) const {
     return {std::clamp<int64_t>(ceilDiv(c.rows * width, block), 1, kMaxPartialBlocks), 1};
   case Kind::RowElements:
     return {ceilDiv(c.rows * width, block), 1};
+  case Kind::SingleBlock:
+    return {1, 1};
   }
   return {};
 }
@@ -77,6 +79,8 @@ std::string LaunchRule::describe() const {
                        block, width);
   case Kind::RowElements:
     return fmt::format("x: ceil(num_rows * F / {}) (F={}; a thread per element)", block, width);
+  case Kind::SingleBlock:
+    return fmt::format("x: 1 (one block of {} threads)", block);
   case Kind::EdgeSumPartials:
     return fmt::format("x: num_partials = min({}, max(1, ceil(num_rows / 256))) (block={}; each row's edges summed "
                        "by one thread)",

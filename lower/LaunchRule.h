@@ -45,6 +45,7 @@ struct LaunchRule {
     EdgeSumPartials, ///< one block per partial, rows strided over blocks
     ElementPartials, ///< up to kMaxPartialBlocks blocks striding over every (row, element)
     RowElements,     ///< a thread per (row, element), rows the graph's nodes
+    SingleBlock,     ///< one block (a final reduction of another kernel's partials)
   };
   Kind kind = Kind::SpmmRows;
   int block = 256;

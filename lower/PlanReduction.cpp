@@ -79,6 +79,7 @@ void planArgScatter(PlanContext &c, size_t k, ArgScatterForm form) {
   step.rest = std::move(form.rest);
   const std::string base = c.entryBase(step.label);
   step.kernels.push_back({base + "_bound", LaunchRule{LaunchRule::Kind::ElementPartials, 256, 1, width, 0, 0}});
+  step.kernels.push_back({base + "_scale", LaunchRule{LaunchRule::Kind::SingleBlock, 256, 1, width, 0, 0}});
   step.kernels.push_back({base + "_scatter", LaunchRule{LaunchRule::Kind::RowElements, 256, 1, width, 0, 0}});
   step.kernels.push_back({base + "_convert", LaunchRule{LaunchRule::Kind::RowElements, 256, 1, width, 0, 0}});
   writeResult(c, k, step);
@@ -102,6 +103,9 @@ void planReductionStage(PlanContext &c, size_t k, const ReductionConfig &config,
                        "divisible by it",
                        c.plan.layer, config.vec);
   const bool arg = agg->reduce() == Reduce::Max || agg->reduce() == Reduce::Min;
+  if (config.packedMerge && !arg)
+    throwInternalError("layer {}: a packed merge for a {} aggregation (max and min only)", c.plan.layer,
+                       reduceName(agg->reduce()));
   if (!savedArgs.empty() && !arg)
     throwInternalError("layer {}: arg positions saved for a {} aggregation", c.plan.layer, reduceName(agg->reduce()));
   ReductionStep step;

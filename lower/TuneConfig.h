@@ -57,6 +57,10 @@ struct ReductionConfig : RowTiling {
   /// fixed-point atomics whose sum does not depend on order) instead of
   /// walking the transpose and testing every edge (E x F).
   bool argScatter = true;
+  /// Heavy rows of a max or min: merge the segments with packed (value,
+  /// position) 64-bit atomics and a decoding pass instead of the second
+  /// pass over per-segment partials. Rows must be shorter than 2^31 edges.
+  bool packedMerge = false;
   bool operator==(const ReductionConfig &) const = default;
 };
 

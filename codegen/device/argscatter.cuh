@@ -5,10 +5,11 @@
 // j = cols[p]; its gradient contribution c = ops.contribution(i, j, p, f) is
 // added into (j, f). Floats added by atomics give order-dependent last bits,
 // so the contributions are scaled to 64-bit integers first: a bound kernel
-// finds the largest magnitude, the host picks a power-of-two scale that
-// keeps any sum of at most max-out-degree terms below 2^61, the scatter
-// kernel adds with integer atomics (an order-independent sum), and the
-// convert kernel scales back and applies the epilogue. A NaN or infinite
+// finds the largest magnitude per block, a one-block kernel picks from them
+// a power-of-two scale that keeps any sum of at most max-out-degree terms
+// below 2^61 (on the device: no copy to the host, no synchronization), the
+// scatter kernel adds with integer atomics (an order-independent sum), and
+// the convert kernel scales back and applies the epilogue. A NaN or infinite
 // contribution cannot be an integer: it sets a flag bit in the output word
 // (zeroed first), and the convert gives NaN or the infinity the float sum
 // would give. The `Ops` struct:
@@ -59,11 +60,33 @@ GNNJIT_DEVICE void argScatterBound(const Ops &ops, long long numRows, const Inde
   }
 }
 
+/// *scale = 2^(60 - ilogb(largest * maxTerms)) from the bound's numBlocks
+/// partials, 1 when every contribution is 0: exec's fixedPointScale, the
+/// same double arithmetic. One block of 256.
+GNNJIT_DEVICE void argScatterScale(const float *__restrict__ partials, long long numBlocks, long long maxTerms,
+                                   double *__restrict__ scale) {
+  float largest = 0.0f;
+  for (long long b = threadIdx.x; b < numBlocks; b += blockDim.x)
+    largest = fmaxf(largest, partials[2 * b]);
+  __shared__ float warps[8];
+  largest = groupReduce<32>(largest, MaxOp());
+  if (threadIdx.x % 32 == 0)
+    warps[threadIdx.x / 32] = largest;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < 8; ++w)
+      warps[0] = fmaxf(warps[0], warps[w]);
+    const double bound = (double)warps[0] * (double)(maxTerms > 1 ? maxTerms : 1);
+    *scale = bound > 0.0 ? ldexp(1.0, 61 - ilogb(bound) - 1) : 1.0;
+  }
+}
+
 /// acc[j * F + f] += llrint(c * scale) for every contribution; flags for
 /// the others in the (zeroed) output words.
 template <int F, typename Index, class Ops>
 GNNJIT_DEVICE void argScatterAdd(const Ops &ops, long long numRows, const Index *__restrict__ args,
-                                 const Index *__restrict__ cols, double scale, long long *__restrict__ acc) {
+                                 const Index *__restrict__ cols, const double *__restrict__ scalePtr,
+                                 long long *__restrict__ acc) {
   const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (t >= numRows * F)
     return;
@@ -73,6 +96,7 @@ GNNJIT_DEVICE void argScatterAdd(const Ops &ops, long long numRows, const Index 
   const int f = (int)(t % F);
   const long long j = cols[p];
   const float c = ops.contribution(t / F, (Index)j, p, f);
+  const double scale = *scalePtr;
   if (isfinite(c)) {
     atomicAdd(reinterpret_cast<unsigned long long *>(acc + j * F + f),
               static_cast<unsigned long long>(llrint((double)c * scale)));
@@ -84,7 +108,7 @@ GNNJIT_DEVICE void argScatterAdd(const Ops &ops, long long numRows, const Index 
 
 /// out[j][f] = finish(j, f, acc / scale), or the non-finite value the flags say.
 template <int F, class Ops>
-GNNJIT_DEVICE void argScatterConvert(const Ops &ops, long long numRows, double scale,
+GNNJIT_DEVICE void argScatterConvert(const Ops &ops, long long numRows, const double *__restrict__ scalePtr,
                                      const long long *__restrict__ acc) {
   const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (t >= numRows * F)
@@ -95,7 +119,7 @@ GNNJIT_DEVICE void argScatterConvert(const Ops &ops, long long numRows, double s
   const unsigned flags = *reinterpret_cast<const unsigned *>(out);
   float sum;
   if (flags == 0)
-    sum = (float)((double)acc[t] / scale); // scale is a power of two: exact division
+    sum = (float)((double)acc[t] / *scalePtr); // scale is a power of two: exact division
   else if ((flags & kFlagNaN) || (flags & kFlagPositiveInfinity && flags & kFlagNegativeInfinity))
     sum = __int_as_float(0x7fc00000);
   else

@@ -17,9 +17,14 @@
 // over a number, and an empty row gives 0 with arg position -1. Heavy rows
 // are split into segments whose partial results (and arg positions) the
 // combine kernel folds in segment order by the same rule: no atomics, the
-// same result on every run.
+// same result on every run. A max or min may instead merge its segments
+// with packed (value, position) 64-bit atomics (gnnjit/packed_atomic.cuh)
+// into one slot per (heavy row, element), which a finish kernel decodes:
+// the same winner (the order of the packed key is the fold's rule), but a
+// zero result comes out +0 whatever the sign of the first zero.
 #pragma once
 
+#include "gnnjit/packed_atomic.cuh"
 #include "gnnjit/spmm.cuh"
 
 namespace gnnjit::device {
@@ -64,6 +69,9 @@ GNNJIT_DEVICE void reduceEdges(const Ops &ops, const SpmmTile<G, V, CH> &t, Redu
   for (long long base = begin; base < end; base += G) {
     const Index myCol = base + t.lane < end ? cols[base + t.lane] : Index(0);
     const int n = (int)min((long long)G, end - base);
+    // Unrolled like spmmAccumulate so several gathers are in flight: the
+    // folds depend on each other, the loads do not.
+#pragma unroll 8
     for (int k = 0; k < n; ++k) {
       const Index col = __shfl_sync(t.mask, myCol, k, G);
       const long long p = base + k;
@@ -162,6 +170,61 @@ GNNJIT_DEVICE void reduceCombine(const Ops &ops, long long numHeavyRows, const I
       fold<R>(s.acc[c][v], s.arg[c][v], partials[seg * F + f], p, seg == first);
     });
   reduceStore<G, V, CH, F, R, SaveArgs, Index>(ops, t, s, row, offsets[row + 1] - offsets[row]);
+}
+
+/// The packed encoding of a max or min (positions as offsets in the row,
+/// below 2^31: the tuning rule takes this merge only for such rows).
+template <int R> struct PackedFor {
+  using Type = PackedMin;
+};
+template <> struct PackedFor<kReduceMax> {
+  using Type = PackedMax;
+};
+template <int R> using PackedOf = typename PackedFor<R>::Type;
+
+/// One segment of a heavy max/min row, folded like reduceSegments, then
+/// merged into the row's packed slots (packed[heavy * F + f], set to the
+/// empty state first) by one atomic per element.
+template <int G, int V, int CH, int F, long long Segment, int R, typename Index, class Ops>
+GNNJIT_DEVICE void reduceSegmentsPacked(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
+                                        const Index *__restrict__ cols, const Index *__restrict__ segmentRows,
+                                        const long long *__restrict__ segmentBegins,
+                                        const long long *__restrict__ segmentHeavy,
+                                        unsigned long long *__restrict__ packed) {
+  static_assert(kHasArgs<R>, "packed merges are for max and min");
+  const SpmmTile<G, V, CH> t;
+  const long long segment = t.unit;
+  if (segment >= numSegments)
+    return;
+  const long long row = segmentRows[segment];
+  const long long rowBegin = offsets[row], begin = segmentBegins[segment];
+  const long long end = min(begin + Segment, (long long)offsets[row + 1]);
+  ReduceState<CH, V> s;
+  reduceEdges<G, V, CH, F, R>(ops, t, s, row, begin, end, cols);
+  unsigned long long *slots = packed + segmentHeavy[segment] * F;
+  forOwnedFeatures<G, V, CH, F>(t, [&](int c, int v, int f) {
+    PackedOf<R>::atomic(slots + f, PackedOf<R>::pack(s.acc[c][v], (int)(s.arg[c][v] - rowBegin)));
+  });
+}
+
+/// A heavy max/min row: its packed slots decoded, then stored like a light row.
+template <int G, int V, int CH, int F, int R, bool SaveArgs, typename Index, class Ops>
+GNNJIT_DEVICE void reduceCombinePacked(const Ops &ops, long long numHeavyRows, const Index *__restrict__ offsets,
+                                       const Index *__restrict__ heavyRows,
+                                       const unsigned long long *__restrict__ packed) {
+  const SpmmTile<G, V, CH> t;
+  const long long heavy = t.unit;
+  if (heavy >= numHeavyRows)
+    return;
+  const long long row = heavyRows[heavy];
+  const long long begin = offsets[row];
+  ReduceState<CH, V> s;
+  forOwnedFeatures<G, V, CH, F>(t, [&](int c, int v, int f) {
+    const unsigned long long slot = packed[heavy * F + f];
+    s.acc[c][v] = PackedOf<R>::value(slot);
+    s.arg[c][v] = begin + PackedOf<R>::index(slot);
+  });
+  reduceStore<G, V, CH, F, R, SaveArgs, Index>(ops, t, s, row, offsets[row + 1] - begin);
 }
 
 } // namespace gnnjit::device

@@ -76,10 +76,10 @@ void checkAgainst(const ref::TensorMap &expected, const DeviceTensors &actual, c
 
 /// Runs forward and backward twice; checks both against the reference and
 /// that the second run's gradients equal the first's bit for bit.
-void runAndCheck(const Expected &e, const graph::Graph &g, const std::string &what, bool argScatter = true) {
+void runAndCheck(const Expected &e, const graph::Graph &g, const std::string &what, const RuleOptions &rule = {}) {
   DeviceGraph dg(g);
   RunnerOptions options;
-  options.rule.argScatter = argScatter;
+  options.rule = rule;
   LayerRunner runner(e.lowered, dg, options);
   const UploadedTensors in(e.inputs);
   checkAgainst(e.outputs, runner.forward(in.tensors()), what + " forward");
@@ -104,7 +104,8 @@ std::unique_ptr<graph::Graph> load(const std::string &spec, graph::IndexChoice i
 }
 
 /// Every case (or those in `only`) at every width; max and min layers also
-/// with their backward over the transpose instead of the arg scatter.
+/// with their backward over the transpose instead of the arg scatter, and
+/// with heavy rows merged by packed atomics.
 void sweep(const graph::Graph &g, const std::vector<int64_t> &widths, const std::vector<std::string> &only = {}) {
   for (int64_t F : widths)
     for (const test::ReductionLayerCase &c : test::reductionLayerCases()) {
@@ -114,8 +115,13 @@ void sweep(const graph::Graph &g, const std::vector<int64_t> &widths, const std:
       const std::string what =
           fmt::format("{} on {} F={} {}", c.label, g.name(), F, graph::indexTypeName(g.indexType()));
       runAndCheck(e, g, what);
-      if (c.label.find("max") != std::string::npos || c.label.find("min") != std::string::npos)
-        runAndCheck(e, g, what + " (transposed backward)", false);
+      if (c.label.find("max") != std::string::npos || c.label.find("min") != std::string::npos) {
+        RuleOptions transposed, packed;
+        transposed.argScatter = false;
+        packed.packedMerge = true;
+        runAndCheck(e, g, what + " (transposed backward)", transposed);
+        runAndCheck(e, g, what + " (packed merge)", packed);
+      }
     }
 }
 
@@ -156,13 +162,16 @@ TEST_CASE("a star with one node of in-degree 10^6, and a graph without edges") {
 }
 
 TEST_CASE("SAGE max and min: arg positions exactly the first extreme in CSR order, NaN winning") {
+  // With heavy rows (above 16 edges) merged by the second pass and by packed atomics.
   // Duplicate edges and a coarse value grid give ties; a few NaN inputs.
   graph::EdgeList edges = graph::loadGraphSource("rmat:scale=10,ef=8,seed=5").edges;
   const int64_t extra = edges.numEdges() / 4;
   for (int64_t k = 0; k < extra; ++k)
     edges.add(edges.src[static_cast<size_t>(k)], edges.dst[static_cast<size_t>(k)]);
   const graph::Graph g = graph::Graph::fromEdges(edges);
+  for (const bool packedMerge : {false, true})
   for (const char *aggregation : {"max", "min"}) {
+    CAPTURE(packedMerge);
     layers::LayerOptions o;
     o.dim = 33;
     o.aggregation = aggregation;
@@ -177,7 +186,13 @@ TEST_CASE("SAGE max and min: arg positions exactly the first extreme in CSR orde
     inputs["x"] = x;
     const ref::TensorMap expected = ref::forward(lowered.layer, g, inputs);
     DeviceGraph dg(g);
-    LayerRunner runner(lowered, dg);
+    RunnerOptions options;
+    options.rule.heavyThreshold = 16;
+    options.rule.packedMerge = packedMerge;
+    LayerRunner runner(lowered, dg, options);
+    const auto &step = std::get<lower::ReductionStep>(runner.program(Pass::Forward).plan.steps.at(0));
+    REQUIRE(step.config.heavyThreshold == 16);
+    REQUIRE(step.config.packedMerge == packedMerge);
     const UploadedTensors in(inputs);
     checkAgainst(expected, runner.forward(in.tensors()), fmt::format("sage {} with ties and NaN", aggregation));
     const runtime::DeviceMemory *saved = runner.saved("args0");

@@ -26,6 +26,7 @@ struct Shape {
   bool weighted = false, aligned = true, local = false;
   int64_t maxDegree = 10, medianDegree = 8;
   bool argScatter = true;
+  bool packedMerge = false;
 };
 
 Program plan(const dsl::Layer &layer, Pass pass, const Shape &shape = {}) {
@@ -38,6 +39,7 @@ Program plan(const dsl::Layer &layer, Pass pass, const Shape &shape = {}) {
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
   RuleOptions rule{Variant::Auto, shape.aligned};
   rule.argScatter = shape.argScatter;
+  rule.packedMerge = shape.packedMerge;
   return planProgram(lowered, pass, ruleConfig(lowered, pass, facts, rule));
 }
 
@@ -149,6 +151,32 @@ TEST_CASE("heavy rows of a reduction get segment and combine entries") {
   CHECK(has(p.code.modules[0].source, "gnnjit::device::reduceCombine<"));
 }
 
+TEST_CASE("a packed merge of heavy rows is planned for max and min only") {
+  Shape packed;
+  packed.maxDegree = 5000;
+  packed.packedMerge = true;
+  for (const char *aggregation : {"max", "min"}) {
+    CAPTURE(aggregation);
+    const Program p = plan(library("sage", aggregation, 32), Pass::Forward, packed);
+    const auto steps = stepsOf<lower::ReductionStep>(p);
+    REQUIRE(steps.size() == 1);
+    CHECK(steps[0]->config.packedMerge);
+    REQUIRE(p.code.modules.size() == 1);
+    REQUIRE(p.code.modules[0].kernels.size() == 3);
+    const std::string &source = p.code.modules[0].source;
+    CHECK(has(source, "gnnjit::device::reduceSegmentsPacked<"));
+    CHECK(has(source, "gnnjit::device::reduceCombinePacked<"));
+    CHECK(!has(source, "gnnjit::device::reduceCombine<"));
+  }
+  // Sums and means keep the second pass: packed atomics carry one winner, not a sum.
+  for (const char *aggregation : {"mean", "sum"}) {
+    CAPTURE(aggregation);
+    const Program p = plan(library("edgeconv", aggregation, 32), Pass::Forward, packed);
+    for (const lower::ReductionStep *s : stepsOf<lower::ReductionStep>(p))
+      CHECK(!s->config.packedMerge);
+  }
+}
+
 TEST_CASE("reduction sources are byte-identical for the same layer and config") {
   for (const test::ReductionLayerCase &c : test::reductionLayerCases()) {
     CAPTURE(c.label);
@@ -180,8 +208,13 @@ TEST_CASE("NVRTC compiles every module of every reduction layer for sm_90") {
   };
   Shape transposed;
   transposed.argScatter = false;
-  const std::vector<Variation> variations = {{130, heavy64}, {3, unaligned}, {128, {}},
-                                             {1, {}},        {64, mesh},      {33, transposed}};
+  Shape packed64 = heavy64;
+  packed64.packedMerge = true;
+  Shape packedUnaligned = unaligned;
+  packedUnaligned.maxDegree = 1000;
+  packedUnaligned.packedMerge = true;
+  const std::vector<Variation> variations = {{130, heavy64}, {3, unaligned},  {128, {}},        {1, {}},
+                                             {64, mesh},     {33, transposed}, {130, packed64}, {5, packedUnaligned}};
   int compiled = 0;
   for (const Variation &v : variations)
     for (const test::ReductionLayerCase &c : test::reductionLayerCases())
