@@ -57,6 +57,8 @@ public:
     ParamList ops;
     SourceWriter members;
     message(members, ops);
+    if (t_.packedMerge && t_.heavyThreshold > 0)
+      messageElement(members, ops);
     writeFinish(members, ops, ownRowPlaces(plan_.weighted), {}, step_.fusedOutput, *step_.stage.aggregate);
     writeOutputRow(members, ops, step_.target, step_.aggregate);
     if (!step_.savedArgs.empty()) {
@@ -115,6 +117,23 @@ private:
     const LeafPlaces places = edgeLoopPlaces(plan_, step_.direction); // outlives the emitter
     ExprEmitter emitter(w, kernelContext(ops, places));
     w.line("m[0] = {};", emitter.element(agg_.message(), "h", "d"));
+  }
+
+  /// Element f of the message alone, for the packed merge's decoding (the
+  /// exact sign of a zero result, the payload of a NaN).
+  void messageElement(SourceWriter &w, ParamList &ops) {
+    auto fn = w.scope("GNNJIT_DEVICE float messageElement(long long row, index_t col, long long p, int f) const");
+    if (lower::messageIsPlainGather(step_.stage)) {
+      const std::string &name = cast<InputRef>(agg_.message().get())->input()->name;
+      const std::string data = ops.use(ParamKind::InputData, name, inputParamName(name), "const float* __restrict__");
+      const std::string ld = ops.use(ParamKind::InputStride, name, inputStrideName(name), "long long");
+      w.line("(void)row; (void)p;");
+      w.line("return {}[(long long)col * {} + f];", data, ld);
+      return;
+    }
+    w.line("float m[V];"); // V is 1: the message is computed element by element
+    w.line("message(m, row, col, p, f);");
+    w.line("return m[0];");
   }
 
   GeneratedKernel writeEntry(SourceWriter &out, const ParamList &ops, const lower::KernelEntry &e) {
@@ -196,11 +215,12 @@ private:
     const char *index = "const index_t* __restrict__";
     const std::string count = params.use(ParamKind::NumHeavyRows, "", "num_heavy_rows", "long long");
     const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", index);
+    const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", index);
     const std::string rows = params.use(ParamKind::HeavyRows, "", "heavy_rows", index);
     const std::string packed =
         params.use(ParamKind::PackedResults, "", "packed_results", "const unsigned long long* __restrict__");
-    return fmt::format("gnnjit::device::reduceCombinePacked<{}, V, {}, F, REDUCE, SAVE_ARGS>(ops, {}, {}, {}, {});",
-                       t_.segmentGroup, t_.segmentChunks, count, offsets, rows, packed);
+    return fmt::format("gnnjit::device::reduceCombinePacked<{}, V, {}, F, REDUCE, SAVE_ARGS>(ops, {}, {}, {}, {}, {});",
+                       t_.segmentGroup, t_.segmentChunks, count, offsets, cols, rows, packed);
   }
 
   const lower::PassPlan &plan_;

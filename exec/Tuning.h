@@ -52,8 +52,8 @@ struct RuleOptions {
   /// atomics) rather than a pass over the transpose (E x F).
   bool argScatter = true;
   /// Heavy max/min rows merged by packed 64-bit atomics rather than a
-  /// second pass over per-segment partials (for benchmarks and tests).
-  bool packedMerge = false;
+  /// second pass over per-segment partials (off: for benchmarks and tests).
+  bool packedMerge = true;
 };
 
 /// One SpMM stage as the rule sees it.

@@ -20,8 +20,10 @@
 // same result on every run. A max or min may instead merge its segments
 // with packed (value, position) 64-bit atomics (gnnjit/packed_atomic.cuh)
 // into one slot per (heavy row, element), which a finish kernel decodes:
-// the same winner (the order of the packed key is the fold's rule), but a
-// zero result comes out +0 whatever the sign of the first zero.
+// the same winner (the order of the packed key is the fold's rule), and
+// where the packing loses bits (the sign of a zero, a NaN's payload) the
+// winner's message is computed again, by
+//   float messageElement(long long row, Index col, long long p, int f) const;
 #pragma once
 
 #include "gnnjit/packed_atomic.cuh"
@@ -207,10 +209,13 @@ GNNJIT_DEVICE void reduceSegmentsPacked(const Ops &ops, long long numSegments, c
   });
 }
 
-/// A heavy max/min row: its packed slots decoded, then stored like a light row.
+/// A heavy max/min row: its packed slots decoded, then stored like a light
+/// row. A zero or NaN winner is read again from its message (the packing
+/// made -0 +0 and NaNs one NaN); the decoded value stays should that read
+/// differ in anything but those bits.
 template <int G, int V, int CH, int F, int R, bool SaveArgs, typename Index, class Ops>
 GNNJIT_DEVICE void reduceCombinePacked(const Ops &ops, long long numHeavyRows, const Index *__restrict__ offsets,
-                                       const Index *__restrict__ heavyRows,
+                                       const Index *__restrict__ cols, const Index *__restrict__ heavyRows,
                                        const unsigned long long *__restrict__ packed) {
   const SpmmTile<G, V, CH> t;
   const long long heavy = t.unit;
@@ -221,8 +226,16 @@ GNNJIT_DEVICE void reduceCombinePacked(const Ops &ops, long long numHeavyRows, c
   ReduceState<CH, V> s;
   forOwnedFeatures<G, V, CH, F>(t, [&](int c, int v, int f) {
     const unsigned long long slot = packed[heavy * F + f];
-    s.acc[c][v] = PackedOf<R>::value(slot);
-    s.arg[c][v] = begin + PackedOf<R>::index(slot);
+    const float value = PackedOf<R>::value(slot);
+    const long long p = begin + PackedOf<R>::index(slot);
+    float exact = value;
+    if (value == 0.0f || isnan(value)) {
+      const float again = ops.messageElement(row, cols[p], p, f);
+      if (again == value || (isnan(again) && isnan(value)))
+        exact = again;
+    }
+    s.acc[c][v] = exact;
+    s.arg[c][v] = p;
   });
   reduceStore<G, V, CH, F, R, SaveArgs, Index>(ops, t, s, row, offsets[row + 1] - begin);
 }
