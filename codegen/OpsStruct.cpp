@@ -22,6 +22,36 @@ std::string kernelSignature(const std::string &entry, int blockThreads, const Pa
                      params.signature());
 }
 
+namespace {
+constexpr const char *kIndexPointer = "const index_t* __restrict__";
+} // namespace
+
+std::string rowsParams(ParamList &params) {
+  const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
+  const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
+  const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", kIndexPointer);
+  return fmt::format("{}, {}, {}", rows, offsets, cols);
+}
+
+std::string segmentParams(ParamList &params) {
+  const std::string count = params.use(ParamKind::NumSegments, "", "num_segments", "long long");
+  const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
+  const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", kIndexPointer);
+  const std::string rows = params.use(ParamKind::SegmentRows, "", "segment_rows", kIndexPointer);
+  const std::string begins =
+      params.use(ParamKind::SegmentBegins, "", "segment_begins", "const long long* __restrict__");
+  return fmt::format("{}, {}, {}, {}, {}", count, offsets, cols, rows, begins);
+}
+
+std::string heavyRowParams(ParamList &params) {
+  const std::string count = params.use(ParamKind::NumHeavyRows, "", "num_heavy_rows", "long long");
+  const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
+  const std::string rows = params.use(ParamKind::HeavyRows, "", "heavy_rows", kIndexPointer);
+  const std::string first =
+      params.use(ParamKind::HeavyFirstSegment, "", "heavy_first_segment", "const long long* __restrict__");
+  return fmt::format("{}, {}, {}, {}", count, offsets, rows, first);
+}
+
 LeafPlaces ownRowPlaces(bool weighted) {
   LeafPlaces p;
   p.srcNode = p.dstNode = "row";

@@ -30,6 +30,15 @@ void writeModuleHead(SourceWriter &out, std::string_view skeleton, std::optional
 /// `extern "C" __global__ void __launch_bounds__(B) ENTRY(PARAMS)`.
 std::string kernelSignature(const std::string &entry, int blockThreads, const ParamList &params);
 
+/// The leading parameters of the tiled CSR skeletons (gnnjit/spmm.cuh and
+/// reduction.cuh), asked for in `params` and returned as call arguments:
+/// "num_rows, row_offsets, col_indices" (rows), "num_segments, row_offsets,
+/// col_indices, segment_rows, segment_begins" (segments), "num_heavy_rows,
+/// row_offsets, heavy_rows, heavy_first_segment" (combine).
+std::string rowsParams(ParamList &params);
+std::string segmentParams(ParamList &params);
+std::string heavyRowParams(ParamList &params);
+
 /// Where leaves live once an edge loop is done: every node-level read is of
 /// the row's own node.
 LeafPlaces ownRowPlaces(bool weighted);

@@ -97,6 +97,13 @@ public:
   }
 
 private:
+  /// The data and row-stride parameters of a plain-gather message's input.
+  std::pair<std::string, std::string> gatheredInput(ParamList &ops) const {
+    const std::string &name = cast<InputRef>(agg_.message().get())->input()->name;
+    return {ops.use(ParamKind::InputData, name, inputParamName(name), "const float* __restrict__"),
+            ops.use(ParamKind::InputStride, name, inputStrideName(name), "long long")};
+  }
+
   /// The message at elements f .. f + V - 1: a vector gather of a plain
   /// input, or element by element (V = 1).
   void message(SourceWriter &w, ParamList &ops) {
@@ -104,9 +111,7 @@ private:
                       "const");
     w.line("(void)row; (void)col; (void)p;");
     if (lower::messageIsPlainGather(step_.stage)) {
-      const std::string &name = cast<InputRef>(agg_.message().get())->input()->name;
-      const std::string data = ops.use(ParamKind::InputData, name, inputParamName(name), "const float* __restrict__");
-      const std::string ld = ops.use(ParamKind::InputStride, name, inputStrideName(name), "long long");
+      const auto [data, ld] = gatheredInput(ops);
       w.line("gnnjit::device::ldgVecAligned<float, V>({} + (long long)col * {} + f, m);", data, ld);
       return;
     }
@@ -124,9 +129,7 @@ private:
   void messageElement(SourceWriter &w, ParamList &ops) {
     auto fn = w.scope("GNNJIT_DEVICE float messageElement(long long row, index_t col, long long p, int f) const");
     if (lower::messageIsPlainGather(step_.stage)) {
-      const std::string &name = cast<InputRef>(agg_.message().get())->input()->name;
-      const std::string data = ops.use(ParamKind::InputData, name, inputParamName(name), "const float* __restrict__");
-      const std::string ld = ops.use(ParamKind::InputStride, name, inputStrideName(name), "long long");
+      const auto [data, ld] = gatheredInput(ops);
       w.line("(void)row; (void)p;");
       w.line("return {}[(long long)col * {} + f];", data, ld);
       return;
@@ -138,15 +141,11 @@ private:
 
   GeneratedKernel writeEntry(SourceWriter &out, const ParamList &ops, const lower::KernelEntry &e) {
     ParamList params;
-    const char *index = "const index_t* __restrict__";
     std::string call;
     switch (e.launch.kind) {
     case lower::LaunchRule::Kind::SpmmRows: {
-      const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
-      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", index);
-      const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", index);
-      call = fmt::format("gnnjit::device::reduceRows<{}, V, {}, F, {}, REDUCE, SAVE_ARGS>(ops, {}, {}, {});", t_.group,
-                         t_.chunks, t_.heavyThreshold > 0 ? "HEAVY" : "0", rows, offsets, cols);
+      call = fmt::format("gnnjit::device::reduceRows<{}, V, {}, F, {}, REDUCE, SAVE_ARGS>(ops, {});", t_.group,
+                         t_.chunks, t_.heavyThreshold > 0 ? "HEAVY" : "0", rowsParams(params));
       break;
     }
     case lower::LaunchRule::Kind::SpmmSegments: {
@@ -166,16 +165,12 @@ private:
         call = packedCombineCall(params);
         break;
       }
-      const std::string count = params.use(ParamKind::NumHeavyRows, "", "num_heavy_rows", "long long");
-      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", index);
-      const std::string rows = params.use(ParamKind::HeavyRows, "", "heavy_rows", index);
-      const std::string first =
-          params.use(ParamKind::HeavyFirstSegment, "", "heavy_first_segment", "const long long* __restrict__");
+      const std::string heavy = heavyRowParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
       const std::string args =
           params.use(ParamKind::PartialArgs, "", "partial_args", "const long long* __restrict__");
-      call = fmt::format("gnnjit::device::reduceCombine<{}, V, {}, F, REDUCE, SAVE_ARGS>(ops, {}, {}, {}, {}, {}, {});",
-                         t_.segmentGroup, t_.segmentChunks, count, offsets, rows, first, partials, args);
+      call = fmt::format("gnnjit::device::reduceCombine<{}, V, {}, F, REDUCE, SAVE_ARGS>(ops, {}, {}, {});",
+                         t_.segmentGroup, t_.segmentChunks, heavy, partials, args);
       break;
     }
     default:
@@ -187,19 +182,6 @@ private:
     out.line("const Ops ops{{{}}};", ops.names());
     out.line("{}", call);
     return kernel;
-  }
-
-  /// The arguments both segment skeletons start with: "num_segments,
-  /// row_offsets, col_indices, segment_rows, segment_begins".
-  static std::string segmentParams(ParamList &params) {
-    const char *index = "const index_t* __restrict__";
-    const std::string count = params.use(ParamKind::NumSegments, "", "num_segments", "long long");
-    const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", index);
-    const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", index);
-    const std::string rows = params.use(ParamKind::SegmentRows, "", "segment_rows", index);
-    const std::string begins =
-        params.use(ParamKind::SegmentBegins, "", "segment_begins", "const long long* __restrict__");
-    return fmt::format("{}, {}, {}, {}, {}", count, offsets, cols, rows, begins);
   }
 
   /// A heavy max/min row's segments merged by packed atomics, and decoded.
@@ -264,14 +246,14 @@ GeneratedModule generateArgScatterKernel(const lower::PassPlan &plan, const lowe
   out.line("constexpr int F = {}, DIM = {};", shape.size(), shape.dim);
   writeOpsStruct(out, plan.layer, "the gradient each arg edge carries to its source, and the epilogue", ops,
                  members);
-  const char *index = "const index_t* __restrict__";
   GeneratedModule module;
   module.name = fmt::format("{}_{}", plan.layer, step.label);
+  // The step's kernels in launch order, as planArgScatter lists them.
+  enum : size_t { kBound, kScale, kScatter, kConvert };
   for (size_t k = 0; k < step.kernels.size(); ++k) {
     const lower::KernelEntry &e = step.kernels[k];
     ParamList params;
-    std::string call;
-    if (e.launch.kind == lower::LaunchRule::Kind::SingleBlock) {
+    if (k == kScale) {
       // The scale from the bound's partials: reads no layer data.
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
       const std::string blocks = params.use(ParamKind::NumPartials, "", "num_partials", "long long");
@@ -284,12 +266,20 @@ GeneratedModule generateArgScatterKernel(const lower::PassPlan &plan, const lowe
       module.kernels.push_back(GeneratedKernel{e.entry, params.params(), e.launch.block});
       continue;
     }
+    const char *index = "const index_t* __restrict__";
     const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
-    if (k < 3) {
+    std::string call;
+    if (k == kConvert) {
+      const std::string scale = params.use(ParamKind::FixedPointScale, "", "scale", "const double* __restrict__");
+      const std::string sums =
+          params.use(ParamKind::FixedPointSums, "", "fixed_point_sums", "const long long* __restrict__");
+      call = fmt::format("gnnjit::device::argScatterConvert<F>(ops, {}, {}, {});", rows, scale, sums);
+    } else {
+      // The bound and the scatter read each result's arg edge.
       const std::string args =
           params.use(ParamKind::SavedData, step.savedArgs, savedParamName(step.savedArgs), index);
       const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", index);
-      if (k == 0) {
+      if (k == kBound) {
         const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
         call = fmt::format("gnnjit::device::argScatterBound<F>(ops, {}, {}, {}, {});", rows, args, cols, partials);
       } else {
@@ -298,11 +288,6 @@ GeneratedModule generateArgScatterKernel(const lower::PassPlan &plan, const lowe
             params.use(ParamKind::FixedPointSums, "", "fixed_point_sums", "long long* __restrict__");
         call = fmt::format("gnnjit::device::argScatterAdd<F>(ops, {}, {}, {}, {}, {});", rows, args, cols, scale, sums);
       }
-    } else {
-      const std::string scale = params.use(ParamKind::FixedPointScale, "", "scale", "const double* __restrict__");
-      const std::string sums =
-          params.use(ParamKind::FixedPointSums, "", "fixed_point_sums", "const long long* __restrict__");
-      call = fmt::format("gnnjit::device::argScatterConvert<F>(ops, {}, {}, {});", rows, scale, sums);
     }
     params.append(ops);
     out.blank();

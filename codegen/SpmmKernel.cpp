@@ -62,9 +62,7 @@ public:
       members.line("return {};", mean_ ? fmt::format("{} / (float)(end - begin)", weight) : weight);
     }
     ParamList params;
-    const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
-    const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
-    const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", kIndexPointer);
+    const std::string rows = rowsParams(params);
     const std::string values = params.use(ParamKind::EdgeValues, "", "edge_values", "float* __restrict__");
     params.append(ops);
     GeneratedKernel kernel{base_ + "_values", params.params(), 256};
@@ -76,7 +74,7 @@ public:
     out.blank();
     {
       auto fn = out.scope("{}", kernelSignature(kernel.entry, 256, params));
-      out.line("gnnjit::device::spmmValues(Ops{{{}}}, {}, {}, {}, {});", ops.names(), rows, offsets, cols, values);
+      out.line("gnnjit::device::spmmValues(Ops{{{}}}, {}, {});", ops.names(), rows, values);
     }
     ProvenanceInfo info;
     info.layer = plan_.layer;
@@ -122,7 +120,6 @@ public:
 
 private:
   enum class Entry { Rows, Segments, Combine };
-  static constexpr const char *kIndexPointer = "const index_t* __restrict__";
 
   Level rowLevel() const { return overIn_ ? Level::Dst : Level::Src; }
 
@@ -216,30 +213,18 @@ private:
     ParamList params;
     std::string call;
     if (entry == Entry::Rows) {
-      const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
-      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
-      const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", kIndexPointer);
-      call = fmt::format("gnnjit::device::spmmRows<{}, V, {}, F, {}>(ops, {}, {}, {});", t_.group, t_.chunks,
-                         t_.heavyThreshold > 0 ? "HEAVY" : "0", rows, offsets, cols);
+      call = fmt::format("gnnjit::device::spmmRows<{}, V, {}, F, {}>(ops, {});", t_.group, t_.chunks,
+                         t_.heavyThreshold > 0 ? "HEAVY" : "0", rowsParams(params));
     } else if (entry == Entry::Segments) {
-      const std::string count = params.use(ParamKind::NumSegments, "", "num_segments", "long long");
-      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
-      const std::string cols = params.use(ParamKind::ColIndices, "", "col_indices", kIndexPointer);
-      const std::string rows = params.use(ParamKind::SegmentRows, "", "segment_rows", kIndexPointer);
-      const std::string begins =
-          params.use(ParamKind::SegmentBegins, "", "segment_begins", "const long long* __restrict__");
+      const std::string segments = segmentParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-      call = fmt::format("gnnjit::device::spmmSegments<{}, V, {}, F, SEGMENT>(ops, {}, {}, {}, {}, {}, {});",
-                         t_.segmentGroup, t_.segmentChunks, count, offsets, cols, rows, begins, partials);
+      call = fmt::format("gnnjit::device::spmmSegments<{}, V, {}, F, SEGMENT>(ops, {}, {});", t_.segmentGroup,
+                         t_.segmentChunks, segments, partials);
     } else {
-      const std::string count = params.use(ParamKind::NumHeavyRows, "", "num_heavy_rows", "long long");
-      const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
-      const std::string rows = params.use(ParamKind::HeavyRows, "", "heavy_rows", kIndexPointer);
-      const std::string first =
-          params.use(ParamKind::HeavyFirstSegment, "", "heavy_first_segment", "const long long* __restrict__");
+      const std::string heavy = heavyRowParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-      call = fmt::format("gnnjit::device::spmmCombine<{}, V, {}, F>(ops, {}, {}, {}, {}, {});", t_.segmentGroup,
-                         t_.segmentChunks, count, offsets, rows, first, partials);
+      call = fmt::format("gnnjit::device::spmmCombine<{}, V, {}, F>(ops, {}, {});", t_.segmentGroup, t_.segmentChunks,
+                         heavy, partials);
     }
     params.append(ops);
     kernel.params = params.params();
