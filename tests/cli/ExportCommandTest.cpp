@@ -44,6 +44,19 @@ std::set<std::string> entriesOf(const nlohmann::json &plan) {
   return entries;
 }
 
+/// Every exported .cu compiles on its own with nvcc and only -I DIR.
+void checkNvccCompiles(const nlohmann::json &plan, const fs::path &out) {
+  for (const auto &m : plan["modules"]) {
+    const std::string name = m["name"];
+    CAPTURE(name);
+    const fs::path object = out / (name + ".o");
+    const std::string command = std::string("'") + GNNJIT_NVCC + "' -c -arch=sm_90 -I " + quoted(out) + " " +
+                                quoted(out / (name + ".cu")) + " -o " + quoted(object) + " 2>&1";
+    CHECK(std::system(command.c_str()) == 0);
+    CHECK(fs::is_regular_file(object));
+  }
+}
+
 constexpr int kUserError = 1;
 
 } // namespace
@@ -115,15 +128,24 @@ TEST_CASE("export gcn: plan.json, sources with provenance, PTX, standalone nvcc 
   CHECK(readAll(out / "gcn_fwd_agg0.ptx").find(".entry gnnjit_gcn_fwd_agg0_rows") != std::string::npos);
   CHECK(fs::is_regular_file(out / "gnnjit" / "gnnjit_device.cuh"));
 
-  // Every exported .cu compiles on its own with nvcc and only -I DIR.
-  for (const auto &m : plan["modules"]) {
-    const std::string name = m["name"];
-    CAPTURE(name);
-    const fs::path object = out / (name + ".o");
-    const std::string command = std::string("'") + GNNJIT_NVCC + "' -c -arch=sm_90 -I " + quoted(out) + " " +
-                                quoted(out / (name + ".cu")) + " -o " + quoted(object) + " 2>&1";
-    CHECK(std::system(command.c_str()) == 0);
-    CHECK(fs::is_regular_file(object));
+  checkNvccCompiles(plan, out);
+}
+
+TEST_CASE("export sage max and edgeconv min: reduction, packed-merge and arg-scatter modules nvcc compiles") {
+  // Heavy rows (packed merge) and a mean degree that takes the arg scatter
+  // backward; int64 for EdgeConv.
+  for (const char *args : {"--layer sage --aggr max --dim 33 --max-degree 1000 --median-degree 16",
+                           "--layer edgeconv --aggr min --dim 8 --index int64 --max-degree 1000 --median-degree 16"}) {
+    CAPTURE(args);
+    gnnjit::test::TempDir tmp;
+    const auto plan = exportPlan(args, tmp.path());
+    CHECK(plan["family"] == "reduction");
+    std::string sources;
+    for (const auto &m : plan["modules"])
+      sources += readAll(tmp.path() / (m["name"].get<std::string>() + ".cu"));
+    CHECK(sources.find("gnnjit::device::reduceSegmentsPacked<") != std::string::npos);
+    CHECK(sources.find("gnnjit::device::argScatterScale(") != std::string::npos);
+    checkNvccCompiles(plan, tmp.path());
   }
 }
 
