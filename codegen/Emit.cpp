@@ -1,5 +1,6 @@
 #include "codegen/Emit.h"
 
+#include "codegen/AttentionKernel.h"
 #include "codegen/EdgeKernel.h"
 #include "codegen/NodeKernel.h"
 #include "codegen/ReductionKernel.h"
@@ -20,6 +21,9 @@ struct EmitStep {
   }
   std::optional<GeneratedModule> operator()(const lower::ArgScatterStep &s) const {
     return generateArgScatterKernel(plan, s);
+  }
+  std::optional<GeneratedModule> operator()(const lower::AttentionStep &s) const {
+    return generateAttentionKernel(plan, s);
   }
   std::optional<GeneratedModule> operator()(const lower::EdgeSumStep &s) const { return generateEdgeSumKernel(plan, s); }
   std::optional<GeneratedModule> operator()(const lower::EdgeOutputsStep &s) const {

@@ -108,10 +108,16 @@ std::string ExprEmitter::emit(const ExprNode &n, const std::string &h, const std
     break;
   }
   case NodeKind::SumAxis: {
+    // A sum the kernel computed already (attention's per-head sums).
+    if (code = ctx_.computedSum ? ctx_.computedSum(n, offset) : std::string(); !code.empty())
+      break;
     const ExprPtr &x = n.operands()[0];
     const bool overDim = cast<SumAxis>(&n)->axis() == Axis::Dim;
     const std::string acc = w_.fresh("sum"), k = w_.fresh(overDim ? "d" : "h");
-    w_.line("float {} = 0.0f;", acc);
+    if (ctx_.doubleSums)
+      w_.line("double {} = 0.0;", acc);
+    else
+      w_.line("float {} = 0.0f;", acc);
     {
       auto loop = w_.scope("for (int {0} = 0; {0} < {1}; ++{0})", k, overDim ? x->shape().dim : x->shape().heads);
       auto saved = std::move(cache_); // values inside the loop stay inside it
@@ -138,6 +144,14 @@ std::string ExprEmitter::emit(const ExprNode &n, const std::string &h, const std
   case NodeKind::EdgeSoftmax:
   case NodeKind::Aggregate:
     code = ctx_.readComputed ? ctx_.readComputed(n, offset) : std::string();
+    if (const auto *alpha = llvm::dyn_cast<Saved>(&n);
+        code.empty() && alpha && alpha->what() == SavedKind::SoftmaxProb && ctx_.softmaxLse) {
+      // alpha = exp(score - lse): the score recomputed at this edge, the
+      // log-sum-exp the forward saved at its destination.
+      const std::string lse = ctx_.softmaxLse(*alpha, h);
+      if (!lse.empty())
+        code = fmt::format("expf({} - {})", operand(alpha->forward()->operands()[0], h, "0"), lse);
+    }
     if (code.empty())
       throwInternalError("emitting a {} node the kernel does not compute", nodeKindName(n.kind()));
     break;

@@ -24,6 +24,18 @@ struct ExprEmitContext {
   /// saved values): C expression of element `offset`, or empty when the
   /// kernel has none for this node (then emitting it is an internal error).
   std::function<std::string(const dsl::ExprNode &, const std::string &offset)> readComputed;
+  /// A sum over an axis the kernel has computed already (attention's
+  /// per-head sums, reduced across lanes or read from a buffer): C
+  /// expression of element `offset`, or empty (then it becomes a loop).
+  std::function<std::string(const dsl::ExprNode &, const std::string &offset)> computedSum;
+  /// A saved softmax probability (alpha) the kernel recomputes as
+  /// exp(score - lse): C expression of head `h`'s log-sum-exp at the edge's
+  /// destination, or empty when nothing saved it.
+  std::function<std::string(const dsl::Saved &, const std::string &h)> softmaxLse;
+  /// Sums over an axis accumulate in double (attention kernels: a difference
+  /// of two dot products, computed by different kernels, then cancels exactly
+  /// where it should).
+  bool doubleSums = false;
 };
 
 class ExprEmitter {

@@ -82,14 +82,37 @@ ExprEmitContext kernelContext(ParamList &params, const LeafPlaces &places) {
       return fmt::format("({}[(long long)({}) * {} + ({})] == ({}) ? 1.0f : 0.0f)", data, nodeAt(places, group), ld,
                          offset, incoming);
     }
+    if (const auto *saved = llvm::dyn_cast<Saved>(&n); saved && saved->what() == SavedKind::Value) {
+      const auto it = places.savedValues.find(saved->forward().get());
+      if (it == places.savedValues.end())
+        return {};
+      const std::string data =
+          params.use(ParamKind::SavedData, it->second, savedParamName(it->second), "const float* __restrict__");
+      const std::string ld = params.use(ParamKind::SavedStride, it->second, savedStrideName(it->second), "long long");
+      return fmt::format("{}[(long long)({}) * {} + ({})]", data, nodeAt(places, n.level()), ld, offset);
+    }
     if (auto it = places.inBuffers.find(&n); it != places.inBuffers.end()) {
       const std::string data = params.use(ParamKind::AggregateData, std::to_string(it->second),
                                           aggregateParamName(it->second), "const float* __restrict__");
       const std::string ld = params.use(ParamKind::AggregateStride, std::to_string(it->second),
                                         aggregateStrideName(it->second), "long long");
-      return fmt::format("{}[(long long)({}) * {} + ({})]", data, places.bufferRow, ld, offset);
+      // A per-node value other than an aggregate (a precomputed per-head
+      // sum) is read at its own end of the edge.
+      const bool atNode = !llvm::isa<Aggregate>(&n) && (n.level() == Level::Src || n.level() == Level::Dst);
+      return fmt::format("{}[(long long)({}) * {} + ({})]", data, atNode ? nodeAt(places, n.level()) : places.bufferRow,
+                         ld, offset);
     }
     return {};
+  };
+  ctx.computedSum = ctx.readComputed; // variables and buffers alike
+  ctx.softmaxLse = [&params, &places](const Saved &alpha, const std::string &h) -> std::string {
+    const auto it = places.savedLse.find(alpha.forward().get());
+    if (it == places.savedLse.end())
+      return {};
+    const std::string data =
+        params.use(ParamKind::SavedData, it->second, savedParamName(it->second), "const float* __restrict__");
+    const std::string ld = params.use(ParamKind::SavedStride, it->second, savedStrideName(it->second), "long long");
+    return fmt::format("{}[(long long)({}) * {} + ({})]", data, nodeAt(places, Level::Dst), ld, h);
   };
   return ctx;
 }

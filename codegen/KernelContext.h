@@ -32,6 +32,10 @@ struct LeafPlaces {
   /// Max/min aggregations whose saved arg positions the kernel reads: the
   /// forward aggregate node -> the saved buffer's name.
   std::map<const dsl::ExprNode *, std::string> savedArgs;
+  /// Forward edge softmaxes whose alpha the kernel recomputes from a saved
+  /// log-sum-exp (read at the edge's destination), and forward attention
+  /// aggregates read from saved buffers: node -> the saved buffer's name.
+  std::map<const dsl::ExprNode *, std::string> savedLse, savedValues;
 };
 
 /// The emit context for `places`, registering parameters in `params`.

@@ -37,6 +37,7 @@ GeneratedModule generateNodeKernel(const lower::PassPlan &plan, const lower::Nod
     places.srcNode = places.dstNode = "row";
   places.inBuffers = plan.scratchOf;
   places.bufferRow = step.global ? "0" : "row";
+  places.savedValues = plan.savedValueOf;
 
   ParamList ops;
   SourceWriter members;
@@ -48,8 +49,22 @@ GeneratedModule generateNodeKernel(const lower::PassPlan &plan, const lower::Nod
       auto inside = members.scope("if (f < {})", s.size());
       members.line("const int h = f / {0}, d = f % {0};", s.dim);
       members.line("(void)h; (void)d;");
-      ExprEmitter emitter(members, kernelContext(ops, places));
+      // A value written to a scratch buffer is computed, not read from it.
+      LeafPlaces own = places;
+      if (o.scratch >= 0)
+        own.inBuffers.erase(o.value.get());
+      ExprEmitContext context = kernelContext(ops, own);
+      context.doubleSums = o.scratch >= 0; // attention's per-head sums, as its kernels add them
+      ExprEmitter emitter(members, context);
       const std::string v = emitter.element(o.value, "h", "d");
+      if (o.scratch >= 0) {
+        const std::string ref = std::to_string(o.scratch);
+        const std::string data =
+            ops.use(ParamKind::AggregateData, ref, aggregateParamName(o.scratch), "float* __restrict__");
+        const std::string ld = ops.use(ParamKind::AggregateStride, ref, aggregateStrideName(o.scratch), "long long");
+        members.line("{}[row * {} + f] = {};", data, ld, v);
+        continue;
+      }
       const std::string data = ops.use(ParamKind::OutputData, o.name, outputParamName(o.name), "float* __restrict__");
       const std::string ld = ops.use(ParamKind::OutputStride, o.name, outputStrideName(o.name), "long long");
       members.line("{}[row * {} + f] = {};", data, ld, v);

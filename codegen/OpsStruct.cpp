@@ -120,7 +120,13 @@ void writeFinish(SourceWriter &w, ParamList &ops, const LeafPlaces &rowPlaces, c
   LeafPlaces withAggregate = rowPlaces;
   withAggregate.inVariables.insert_or_assign(&aggregate, std::string("a"));
   ExprEmitter emitter(w, kernelContext(ops, withAggregate));
-  w.line("return {};", emitter.element(fused, "h", "d"));
+  if (fused->shape() == aggregate.shape()) {
+    w.line("return {};", emitter.element(fused, "h", "d"));
+    return;
+  }
+  // A reshaped target (heads concatenated): element f by its own shape.
+  w.line("const int th = f / {0}, td = f % {0};", fused->shape().dim);
+  w.line("return {};", emitter.element(fused, "th", "td"));
 }
 
 ProvenanceInfo tiledProvenance(const std::string &layer, const std::string &family, const std::string &kernel,

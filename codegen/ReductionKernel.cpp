@@ -22,6 +22,8 @@ LeafPlaces edgeLoopPlaces(const lower::PassPlan &plan, lower::Direction directio
   p.weighted = plan.weighted;
   p.transposed = !in;
   p.savedArgs = plan.savedArgsOf;
+  p.savedLse = plan.savedLseOf;
+  p.savedValues = plan.savedValueOf;
   p.inBuffers = plan.scratchOf;
   p.bufferRow = "row";
   return p;

@@ -77,6 +77,30 @@ struct StepJson {
     j["saved_args"] = s.savedArgs;
     return j;
   }
+  ordered_json operator()(const lower::AttentionStep &s) const {
+    using Mode = lower::AttentionStep::Mode;
+    const char *mode = s.mode == Mode::Softmax ? "softmax"
+                       : s.mode == Mode::Sum   ? "sum"
+                       : s.mode == Mode::EdgeSum ? "edge_sum"
+                                                 : "head_sums";
+    ordered_json tuning = tuningJson(s.config);
+    tuning["range_edges"] = s.config.rangeEdges;
+    ordered_json aggregate = nullptr;
+    if (s.mode != Mode::HeadSums)
+      aggregate = aggregateJson(s.stage, s.aggregate);
+    ordered_json j = base("attention", std::move(aggregate), s.target, "generated", std::move(tuning), s.shape().size());
+    if (s.mode == Mode::HeadSums) {
+      ordered_json sums = ordered_json::array();
+      for (const auto &[sum, scratch] : s.headSums)
+        sums.push_back({{"shape", dsl::shapeText(sum->shape())}, {"buffer", scratch}});
+      j["head_sums"] = std::move(sums);
+    }
+    j["mode"] = mode;
+    j["direction"] = s.direction == lower::Direction::In ? "in" : "out";
+    j["saved_lse"] = orNull(s.savedLse);
+    j["saved_value"] = orNull(s.savedValue);
+    return j;
+  }
   ordered_json operator()(const lower::NodeSumStep &s) const {
     return base("node_sum", aggregateJson(s.stage, s.aggregate), "", "generated", nullptr,
                 s.stage.aggregate->shape().size());

@@ -68,6 +68,18 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
       // 8-byte slot per heavy row and element, in the arg positions' buffer).
       addSegments(s->config, s->stage.aggregate->shape().size(), sizeof(float) + sizeof(int64_t));
     }
+    if (const auto *s = std::get_if<lower::AttentionStep>(&step)) {
+      arrays.csrs.insert(s->direction);
+      const dsl::Shape shape = s->shape();
+      if (s->mode == lower::AttentionStep::Mode::HeadSums)
+        ; // writes scratch buffers the plan lists
+      else if (s->mode == lower::AttentionStep::Mode::EdgeSum)
+        arrays.partials = std::max(arrays.partials, floats(lower::edgeRanges(e, s->config.rangeEdges), shape.size(),
+                                                           "an edge sum's partials"));
+      else // partial sums, and a softmax state (max, sum) per head
+        addSegments(s->config, shape.size() + (s->mode == lower::AttentionStep::Mode::Softmax ? 2 * shape.heads : 0),
+                    sizeof(float));
+    }
     if (const auto *s = std::get_if<lower::ArgScatterStep>(&step)) {
       arrays.csrs.insert(Direction::In);
       arrays.fixedPoint = std::max(arrays.fixedPoint, checkedProduct({n, s->stage.aggregate->shape().size(), 8},

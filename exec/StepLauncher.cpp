@@ -29,8 +29,10 @@ struct LaunchFrame {
   double *scale = nullptr;
   int64_t maxTerms = 0;
 
+  int64_t numEdges = 0;
+
   lower::GridCounts counts() const {
-    return {numRows, segments ? segments->numSegments : 0, segments ? segments->numHeavyRows : 0};
+    return {numRows, segments ? segments->numSegments : 0, segments ? segments->numHeavyRows : 0, numEdges};
   }
 };
 
@@ -121,6 +123,28 @@ private:
     frame.maxTerms = graph_.host().stats().out.max;
     for (size_t k = 0; k < s.kernels.size(); ++k) // bound, scale, scatter, convert: all on the device
       launch(k, frame);
+  }
+  void launchStep(const lower::AttentionStep &s) {
+    LaunchFrame frame;
+    frame.direction = s.direction;
+    frame.numRows = graph_.numNodes();
+    const dsl::Shape shape = s.shape();
+    if (s.mode == lower::AttentionStep::Mode::HeadSums) {
+      launch(0, frame);
+      return;
+    }
+    if (s.mode == lower::AttentionStep::Mode::EdgeSum) {
+      frame.numEdges = graph_.numEdges();
+      frame.numPartials = lower::edgeRanges(frame.numEdges, s.config.rangeEdges);
+      frame.partials = ensurePartials(frame.numPartials * shape.size());
+      launch(0, frame);
+      launch(1, frame);
+      return;
+    }
+    // Heavy rows' partials: the sums, and for the softmax a state (max,
+    // sum) per segment and head after them.
+    const bool softmax = s.mode == lower::AttentionStep::Mode::Softmax;
+    launchTiled(frame, s.config, shape.size() + (softmax ? 2 * shape.heads : 0), Merge::Partials);
   }
   void launchStep(const lower::EdgeSumStep &s) { launchWholeSum(s.stage); }
   void launchStep(const lower::EdgeOutputsStep &) {
@@ -292,7 +316,8 @@ void launchProgram(const Program &program, const std::vector<std::vector<runtime
 
 void checkLaunchable(const lower::PassPlan &plan, const graph::Graph &graph) {
   // Segments: at most one per node plus one per edge, a bound.
-  const lower::GridCounts counts{graph.numNodes(), graph.numEdges() + graph.numNodes(), graph.numNodes()};
+  const lower::GridCounts counts{graph.numNodes(), graph.numEdges() + graph.numNodes(), graph.numNodes(),
+                                 graph.numEdges()};
   for (const lower::Step &step : plan.steps)
     std::visit(
         [&](const auto &s) {

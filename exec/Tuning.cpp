@@ -113,7 +113,18 @@ lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pas
     const lower::AggregationStage &stage = stages[k];
     const dsl::Over over = llvm::cast<dsl::Aggregate>(stage.aggregate.get())->over();
     const bool rows = over == dsl::Over::InEdges || over == dsl::Over::OutEdges;
-    if (!rows || stage.family == lower::Family::Attention) {
+    if (stage.family == lower::Family::Attention && over != dsl::Over::AllNodes) {
+      AttentionInputs in;
+      in.degrees = over == dsl::Over::OutEdges ? facts.out : facts.in;
+      in.local = facts.local;
+      const dsl::Shape lanes = lower::attentionLanes(stage);
+      in.heads = lanes.heads;
+      in.dim = lanes.dim;
+      in.aligned = options.aligned;
+      config.stages.emplace_back(chooseAttention(in, options));
+      continue;
+    }
+    if (!rows) {
       config.stages.emplace_back(std::monostate{}); // nothing to tune (or refused by planning)
       continue;
     }
@@ -152,8 +163,44 @@ lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pas
   return config;
 }
 
+lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOptions &options) {
+  lower::AttentionConfig t;
+  // Node inputs gathered in 16-byte vectors where rows allow; a vector
+  // never straddles two heads.
+  t.vec = !in.aligned ? 1 : in.dim % 4 == 0 ? 4 : in.dim % 2 == 0 ? 2 : 1;
+  const int64_t headLanes = in.dim / t.vec;
+  // A power-of-two group whose lanes split into whole heads (headLanes
+  // divides it) or whose multiples make one (it divides headLanes): at most
+  // a warp, and no wider than a row's vectors.
+  int group = nextPowerOfTwo(in.heads * headLanes);
+  while (group > 1 && group % headLanes != 0 && headLanes % group != 0)
+    group /= 2;
+  if (options.group > 0 && (options.group % headLanes == 0 || headLanes % options.group == 0))
+    group = options.group;
+  t.group = t.segmentGroup = group;
+  // Vectors per lane: the whole row in one tile when it takes at most 8,
+  // else tiles of whole heads down the grid.
+  const int64_t chunksPerHead = headLanes > group ? headLanes / group : 1;
+  const int64_t headsPerChunk = headLanes > group ? 1 : group / headLanes;
+  const int64_t rowChunks = chunksPerHead * ((in.heads + headsPerChunk - 1) / headsPerChunk);
+  t.chunks = t.segmentChunks = static_cast<int>(std::max(chunksPerHead, std::min<int64_t>(rowChunks, 8) / chunksPerHead * chunksPerHead));
+  t.blockThreads = 256;
+  t.segmentLength = options.segmentLength > 0 ? options.segmentLength : 256;
+  // Rows much longer than typical are split into segments, as SpMM's.
+  const int64_t median = std::max<int64_t>(1, in.degrees.p50);
+  const int64_t threshold = options.heavyThreshold > 0 ? options.heavyThreshold : std::max<int64_t>(128, 4 * median);
+  t.heavyThreshold = in.degrees.max > threshold ? threshold : 0;
+  return t;
+}
+
 lower::PassConfig unalignedConfig(lower::PassConfig config) {
   for (lower::StageConfig &stage : config.stages) {
+    if (auto *attention = std::get_if<lower::AttentionConfig>(&stage); attention && attention->vec > 1) {
+      // The same tiles in floats, so heads stay whole: V times the chunks.
+      attention->chunks *= attention->vec;
+      attention->segmentChunks *= attention->vec;
+      attention->vec = 1;
+    }
     if (auto *spmm = std::get_if<lower::SpmmConfig>(&stage))
       spmm->vec = 1;
     if (auto *reduction = std::get_if<lower::ReductionConfig>(&stage))

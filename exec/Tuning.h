@@ -71,6 +71,16 @@ lower::SpmmConfig chooseSpmm(const SpmmInputs &in, const RuleOptions &options);
 /// The generated kernels' row mapping for a stage (SpMM and reduction alike).
 lower::RowTiling tileRows(const SpmmInputs &in, const RuleOptions &options);
 
+/// One attention stage as the rule sees it.
+struct AttentionInputs {
+  DegreeFacts degrees; ///< of the rows the kernel walks
+  bool local = false;
+  int64_t heads = 1, dim = 1;
+  bool aligned = true; ///< node inputs allow 16-byte vector loads
+};
+/// The attention kernels' mapping: whole heads per tile, a head's lanes in one group.
+lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOptions &options);
+
 /// The rule's config for every stage of `pass` on a graph with `facts`.
 lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pass, const GraphFacts &facts,
                              const RuleOptions &options);

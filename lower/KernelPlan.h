@@ -107,6 +107,52 @@ struct ArgScatterStep {
   std::vector<KernelEntry> kernels; ///< bound, scatter, convert
 };
 
+/// An attention-family edge loop (codegen/device/attention.cuh). Per row of
+/// the CSR it walks and per edge, the per-head sums (over the head dim) its
+/// expressions read are computed by the lanes of each head and reduced
+/// across them; then, by mode:
+///  - Softmax (forward): an online softmax of the score and the weighted sum
+///    of the value; saves the log-sum-exp per (node, head), and the
+///    aggregate itself when the backward reads it. No per-edge value reaches
+///    memory.
+///  - Sum (backward, over in- or out-edges): the sum of a message that may
+///    recompute alpha = exp(score - lse) from the saved log-sum-exp.
+///  - EdgeSum (a parameter's gradient, a sum over all edges): the message's
+///    sum over ranges of consecutive CSR positions into per-range partials,
+///    which a finish kernel adds in a fixed order (deterministic).
+///  - HeadSums (before the backward's edge loops): per-head sums at each
+///    node that kernels over out-edges read at the far end (<dO_i, O_i>),
+///    into scratch buffers of heads floats per node; no edges, no aggregate.
+struct AttentionStep {
+  enum class Mode : uint8_t { Softmax, Sum, EdgeSum, HeadSums };
+  AggregationStage stage;
+  AttentionConfig config;
+  Mode mode = Mode::Softmax;
+  Direction direction = Direction::In;
+  std::string label;
+  std::string target;       ///< the target written, or empty
+  int aggregate = -1;       ///< else the scratch buffer written
+  dsl::ExprPtr fusedOutput; ///< the target's value, element-wise in the aggregate
+  std::string savedLse;     ///< Softmax: the saved buffer of log-sum-exps it writes (N x heads)
+  std::string savedValue;   ///< Softmax: the saved buffer of the aggregate it writes, or empty
+  /// HeadSums: the sums (sum_dim nodes at destinations, of one operand
+  /// shape) and the scratch buffer each is written to.
+  std::vector<std::pair<dsl::ExprPtr, int>> headSums;
+  /// [heads, dim] of the rows the kernel's lanes hold: the aggregate's, or
+  /// for a per-head aggregate ([heads, 1], GAT's score gradients) the
+  /// operands' of the per-head sums its message reads.
+  dsl::Shape lanes;
+  std::vector<KernelEntry> kernels;
+  dsl::Shape shape() const { return lanes; }
+  /// The aggregate has one value per head while lanes hold [heads, dim].
+  bool perHead() const {
+    return mode != Mode::HeadSums && stage.aggregate->shape().dim == 1 && lanes.dim > 1;
+  }
+};
+
+/// The lane shape of an attention stage (AttentionStep::lanes).
+dsl::Shape attentionLanes(const AggregationStage &stage);
+
 /// Per-edge targets (edge inputs' gradients), evaluated at every edge of
 /// the incoming CSR and written at the edge's id.
 struct EdgeOutputsStep {
@@ -137,8 +183,9 @@ struct NodeSumStep {
 /// from inputs and aggregates already in buffers.
 struct NodeOutputsStep {
   struct Output {
-    std::string name;
+    std::string name;   ///< the target written, or empty
     dsl::ExprPtr value;
+    int scratch = -1;   ///< else the scratch buffer written (a per-node value later kernels read)
   };
   bool global = false;
   std::string label;
@@ -152,8 +199,8 @@ struct ZeroStep {
   std::string target;
 };
 
-using Step = std::variant<SpmmStep, ReductionStep, ArgScatterStep, NodeSumStep, EdgeSumStep, NodeOutputsStep,
-                          EdgeOutputsStep, ZeroStep>;
+using Step = std::variant<SpmmStep, ReductionStep, ArgScatterStep, AttentionStep, NodeSumStep, EdgeSumStep,
+                          NodeOutputsStep, EdgeOutputsStep, ZeroStep>;
 
 struct PassPlan {
   Pass pass = Pass::Forward;
@@ -168,6 +215,11 @@ struct PassPlan {
   std::map<const dsl::ExprNode *, int> scratchOf;
   /// Saved arg positions by the forward max/min aggregate they belong to.
   std::map<const dsl::ExprNode *, std::string> savedArgsOf;
+  /// Saved log-sum-exps by the forward edge softmax they normalize (the
+  /// backward recomputes alpha from them).
+  std::map<const dsl::ExprNode *, std::string> savedLseOf;
+  /// Saved attention aggregates by the forward aggregate node.
+  std::map<const dsl::ExprNode *, std::string> savedValueOf;
 
   const Target &target(std::string_view name) const;
   /// Readable summary, one line per step (--explain, plan.json, run's report).
@@ -182,6 +234,9 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
 /// The name of the saved buffer of arg positions of forward stage `k` (a
 /// max or min aggregation whose backward reads them).
 std::string savedArgsName(size_t k);
+/// The saved log-sum-exps and the saved aggregate of forward attention stage `k`.
+std::string savedLseName(size_t k);
+std::string savedValueName(size_t k);
 
 /// The stages a pass plans, in order: configs are given in this order.
 const std::vector<AggregationStage> &stagesOf(const LoweredLayer &lowered, Pass pass);
@@ -204,8 +259,9 @@ StageFusion fusionOf(const std::vector<AggregationStage> &stages, const std::vec
 std::vector<Target> targetsOf(const LoweredLayer &lowered, Pass pass);
 
 /// Whether `root` reads `aggregate` only element-wise: every node between
-/// them has the aggregate's shape and is unary, binary or select (so element
-/// (h, d) of root reads element (h, d) of the aggregate and nothing else).
+/// them has the aggregate's size and is unary, binary or select without
+/// broadcasting it, or a reshape (so element f, by flat index, of root reads
+/// element f of the aggregate and nothing else).
 bool isElementwiseIn(const dsl::ExprPtr &root, const dsl::ExprNode &aggregate);
 
 } // namespace gnnjit::lower

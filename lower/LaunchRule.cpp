@@ -12,6 +12,8 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 } // namespace
 
+int64_t edgeRanges(int64_t edges, int64_t rangeEdges) { return std::max<int64_t>(1, ceilDiv(edges, rangeEdges)); }
+
 int64_t nodeSumPartials(int64_t rows) { return std::clamp<int64_t>(ceilDiv(rows, 256), 1, kMaxPartialBlocks); }
 
 Grid LaunchRule::grid(const GridCounts &c) const {
@@ -42,6 +44,10 @@ Grid LaunchRule::grid(const GridCounts &c) const {
     return {ceilDiv(c.rows * width, block), 1};
   case Kind::SingleBlock:
     return {1, 1};
+  case Kind::EdgeRanges:
+    return {ceilDiv(edgeRanges(c.edges, heavyThreshold) * lanes, block), ceilDiv(width, tile)};
+  case Kind::ElementBlocks:
+    return {width, 1};
   }
   return {};
 }
@@ -81,6 +87,13 @@ std::string LaunchRule::describe() const {
     return fmt::format("x: ceil(num_rows * F / {}) (F={}; a thread per element)", block, width);
   case Kind::SingleBlock:
     return fmt::format("x: 1 (one block of {} threads)", block);
+  case Kind::EdgeRanges:
+    return fmt::format("x: ceil(num_ranges * group / block), num_ranges = max(1, ceil(num_edges / {})); y: ceil(F / "
+                       "tile_width) = {} (group={}, block={}, F={}, tile_width={}; each group sums a range of "
+                       "consecutive CSR positions)",
+                       heavyThreshold, ceilDiv(width, tile), lanes, block, width, tile);
+  case Kind::ElementBlocks:
+    return fmt::format("x: F = {} (a block of {} threads per element)", width, block);
   case Kind::EdgeSumPartials:
     return fmt::format("x: num_partials = min({}, max(1, ceil(num_rows / 256))) (block={}; each row's edges summed "
                        "by one thread)",

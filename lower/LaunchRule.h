@@ -14,7 +14,12 @@ struct GridCounts {
   int64_t rows = 0;      ///< rows of the CSR the kernel walks: the graph's nodes
   int64_t segments = 0;  ///< heavy-row segments of the step's CSR and threshold
   int64_t heavyRows = 0; ///< rows split into segments
+  int64_t edges = 0;     ///< edges of the graph
 };
+
+/// The ranges of consecutive CSR positions an attention sum over all edges
+/// cuts `edges` into, about `rangeEdges` each (at least one range).
+int64_t edgeRanges(int64_t edges, int64_t rangeEdges);
 
 struct Grid {
   int64_t x = 0, y = 1;
@@ -46,13 +51,15 @@ struct LaunchRule {
     ElementPartials, ///< up to kMaxPartialBlocks blocks striding over every (row, element)
     RowElements,     ///< a thread per (row, element), rows the graph's nodes
     SingleBlock,     ///< one block (a final reduction of another kernel's partials)
+    ElementBlocks,   ///< a block per element of the width (a deterministic sum of many partials)
+    EdgeRanges,      ///< a group of `lanes` per range of about `heavyThreshold` CSR positions; y: tiles
   };
   Kind kind = Kind::SpmmRows;
   int block = 256;
   int64_t lanes = 1;          ///< threads per counted unit (SpMM kinds)
   int64_t width = 0;          ///< floats per row (F)
   int64_t tile = 0;           ///< floats per grid row (SpMM kinds)
-  int64_t heavyThreshold = 0; ///< SpmmSegments, SpmmCombine: launched only when a row is longer
+  int64_t heavyThreshold = 0; ///< SpmmSegments, SpmmCombine: launched only when a row is longer; EdgeRanges: edges per range
 
   Grid grid(const GridCounts &counts) const;
   /// The rule with its constants filled in, e.g. "x: ceil(num_rows * group /

@@ -32,12 +32,19 @@ bool isElementwiseIn(const ExprPtr &root, const ExprNode &aggregate) {
       reaches.insert(n.get());
       continue;
     }
-    bool depends = false;
+    bool depends = false, sameShapeOperands = true;
     for (const ExprPtr &op : n->operands())
-      depends |= reaches.count(op.get()) > 0;
+      if (reaches.count(op.get())) {
+        depends = true;
+        sameShapeOperands &= op->shape() == n->shape();
+      }
     if (!depends)
       continue;
-    if (!(isa<Unary>(n.get()) || isa<Binary>(n.get()) || isa<Select>(n.get())) || n->shape() != aggregate.shape())
+    // Element f (flat) of the node reads element f of what it depends on:
+    // element-wise nodes that broadcast nothing of it, and reshapes (an
+    // attention layer's concatenation of heads).
+    const bool elementwise = (isa<Unary>(n.get()) || isa<Binary>(n.get()) || isa<Select>(n.get())) && sameShapeOperands;
+    if (!(elementwise || isa<Reshape>(n.get())) || n->shape().size() != aggregate.shape().size())
       return false;
     reaches.insert(n.get());
   }
@@ -71,40 +78,80 @@ std::string shortText(const AggregationStage &s) {
                      shapeText(s.aggregate->shape()));
 }
 
-/// Whether the kernels can read `n`: every node but softmax, and saved
-/// values other than a max/min's arg match and forward values they can
-/// recompute (no aggregate inside); the rest is the attention family's.
-bool readable(const ExprNode &n) {
+/// Whether the kernels can read `n`: every node but an unsaved softmax;
+/// saved values other than a max/min's arg match, forward values they can
+/// recompute (no aggregate inside), alpha (recomputed from a saved
+/// log-sum-exp) and the aggregates the attention forward saves.
+bool readable(const ExprNode &n, const PassPlan &plan) {
   if (isa<EdgeSoftmax>(&n))
     return false;
   const auto *saved = llvm::dyn_cast<Saved>(&n);
   if (!saved || saved->what() == SavedKind::ArgMatch)
     return true;
-  return saved->what() == SavedKind::Value && !readsComputed(saved->forward());
+  if (saved->what() == SavedKind::SoftmaxProb)
+    return plan.savedLseOf.count(saved->forward().get()) > 0;
+  return !readsComputed(saved->forward()) || plan.savedValueOf.count(saved->forward().get()) > 0;
 }
 
 /// Refuses what has no generated kernels yet, before anything is planned.
-void checkGenerated(const LoweredLayer &lowered, Pass pass, const std::vector<Target> &targets) {
+void checkGenerated(const LoweredLayer &lowered, Pass pass, const PassPlan &plan) {
   const std::string &layer = lowered.layer.name();
   const char *passText = pass == Pass::Forward ? "forward" : "backward";
   for (const AggregationStage &s : stagesOf(lowered, pass)) {
     const auto *agg = cast<Aggregate>(s.aggregate.get());
     const bool wholeSum = (agg->over() == Over::AllNodes || agg->over() == Over::AllEdges) && agg->reduce() == Reduce::Sum;
-    if (s.family == Family::Attention || (agg->over() == Over::AllEdges && !wholeSum) ||
-        (agg->over() == Over::AllNodes && !wholeSum))
+    if ((agg->over() == Over::AllEdges && !wholeSum) || (agg->over() == Over::AllNodes && !wholeSum))
       throwUserError("layer {}: kernels of the {} family ({}) are not generated yet; run it with --backend cpu. "
                      "The {} aggregation:\n{}",
                      layer, familyName(s.family), s.reason, passText, printExpr(s.aggregate));
   }
-  std::vector<ExprPtr> roots;
-  for (const Target &t : targets)
+  // What targets and backward messages read, down to the aggregates steps
+  // compute and the saved values (whose forward expressions run in the
+  // forward); a forward softmax is its attention step's own.
+  std::vector<ExprPtr> todo;
+  for (const Target &t : plan.targets)
     if (t.value)
-      roots.push_back(t.value);
-  for (const ExprPtr &n : postOrder(roots))
-    if (!readable(*n))
-      throwUserError("layer {}: the {} pass reads {} (saved forward values or softmax: the attention family's); "
-                     "those kernels are not generated yet",
+      todo.push_back(t.value);
+  if (pass == Pass::Backward)
+    for (const AggregationStage &s : stagesOf(lowered, pass))
+      todo.push_back(cast<Aggregate>(s.aggregate.get())->message());
+  std::set<const ExprNode *> seen;
+  while (!todo.empty()) {
+    const ExprPtr n = todo.back();
+    todo.pop_back();
+    if (!seen.insert(n.get()).second)
+      continue;
+    if (!readable(*n, plan))
+      throwUserError("layer {}: the {} pass reads {} (a forward value no kernel saves); those kernels are not "
+                     "generated yet",
                      layer, passText, printExpr(n));
+    if (isa<Aggregate>(n.get()) || isa<Saved>(n.get()))
+      continue;
+    for (const ExprPtr &op : n->operands())
+      todo.push_back(op);
+  }
+}
+
+/// The forward attention stages' saved buffers: a log-sum-exp per (node,
+/// head) for every softmax, and the aggregate where the backward reads it.
+void attentionSaved(const LoweredLayer &lowered, PassPlan &plan) {
+  std::vector<ExprPtr> roots;
+  for (const InputGradient &g : lowered.backward.plan.gradients)
+    roots.insert(roots.end(), g.terms.begin(), g.terms.end());
+  std::set<const ExprNode *> readValues;
+  for (const ExprPtr &n : postOrder(roots))
+    if (const auto *saved = llvm::dyn_cast<Saved>(n.get()); saved && saved->what() == SavedKind::Value)
+      readValues.insert(saved->forward().get());
+  for (size_t k = 0; k < lowered.forward.size(); ++k) {
+    const AggregationStage &s = lowered.forward[k];
+    if (s.family != Family::Attention)
+      continue;
+    for (const ExprPtr &n : postOrder({cast<Aggregate>(s.aggregate.get())->message()}))
+      if (isa<EdgeSoftmax>(n.get()))
+        plan.savedLseOf[n.get()] = savedLseName(k);
+    if (readValues.count(s.aggregate.get()))
+      plan.savedValueOf[s.aggregate.get()] = savedValueName(k);
+  }
 }
 
 /// Forward stages whose arg positions the backward reads (Saved ArgMatch).
@@ -211,7 +258,8 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
   plan.index = config.index;
   plan.weighted = config.weighted;
   plan.targets = targetsOf(lowered, pass);
-  checkGenerated(lowered, pass, plan.targets);
+  attentionSaved(lowered, plan);
+  checkGenerated(lowered, pass, plan);
   const std::vector<AggregationStage> &stages = stagesOf(lowered, pass);
   if (config.stages.size() != stages.size())
     throwInternalError("layer {}: {} stage configs for the {} stages of the {} pass", plan.layer, config.stages.size(),
@@ -222,9 +270,14 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
   for (size_t k : withArgs)
     plan.savedArgsOf[lowered.forward[k].aggregate.get()] = savedArgsName(k);
   const std::set<size_t> saved = pass == Pass::Forward ? withArgs : std::set<size_t>();
+  if (pass == Pass::Backward)
+    planAttentionPrologue(context, config);
   for (size_t k = 0; k < stages.size(); ++k) {
     const Over over = cast<Aggregate>(stages[k].aggregate.get())->over();
-    if (over == Over::AllNodes) {
+    if (const auto *attention = std::get_if<AttentionConfig>(&config.stages[k]);
+        stages[k].family == Family::Attention && attention && over != Over::AllNodes) {
+      planAttentionStage(context, k, *attention);
+    } else if (over == Over::AllNodes) {
       planNodeSum(context, k);
     } else if (over == Over::AllEdges) {
       planEdgeSum(context, k);
@@ -240,14 +293,18 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
   }
   // The backward reads what the forward saved: the runner holds it across
   // both passes, so both plans list it.
-  if (pass == Pass::Backward)
+  if (pass == Pass::Backward) {
     for (size_t k : withArgs)
       plan.saved.push_back({savedArgsName(k), lowered.forward[k].aggregate->shape().size(), false, true});
+    listAttentionSaved(context);
+  }
   planNodeOutputs(context);
   return plan;
 }
 
 std::string savedArgsName(size_t k) { return fmt::format("args{}", k); }
+std::string savedLseName(size_t k) { return fmt::format("lse{}", k); }
+std::string savedValueName(size_t k) { return fmt::format("value{}", k); }
 
 const Target &PassPlan::target(std::string_view name) const {
   for (const Target &t : targets)
@@ -276,6 +333,21 @@ std::string PassPlan::describe() const {
     std::string operator()(const ArgScatterStep &s) const {
       return fmt::format("arg scatter {} [by saved {}, fixed-point atomics] -> {}\n", shortText(s.stage), s.savedArgs,
                          to(s.target, s.aggregate));
+    }
+    std::string operator()(const AttentionStep &s) const {
+      if (s.mode == AttentionStep::Mode::HeadSums)
+        return fmt::format("attention per-head sums at nodes ({} of {}) [generated {}]\n", s.headSums.size(),
+                           shapeText(s.shape()), s.config.print());
+      const char *mode = s.mode == AttentionStep::Mode::Softmax ? "online softmax"
+                         : s.mode == AttentionStep::Mode::Sum   ? "sum, alpha from the saved log-sum-exp"
+                                                                : "sum over edge ranges";
+      std::string saves;
+      if (!s.savedLse.empty())
+        saves = fmt::format(", log-sum-exp -> saved {}", s.savedLse);
+      if (!s.savedValue.empty())
+        saves += fmt::format(", aggregate -> saved {}", s.savedValue);
+      return fmt::format("attention {} [{}; generated {}] -> {}{}\n", shortText(s.stage), mode, s.config.print(),
+                         to(s.target, s.aggregate), saves);
     }
     std::string operator()(const NodeSumStep &s) const {
       return fmt::format("node sum {} -> agg{}\n", shortText(s.stage), s.aggregate);

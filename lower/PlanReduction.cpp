@@ -56,19 +56,6 @@ std::optional<ArgScatterForm> argScatterForm(const PlanContext &c, const Aggrega
   return form;
 }
 
-/// Where stage `k`'s step writes: straight into the one target that reads
-/// the aggregate element-wise (its epilogue fused), else a scratch buffer.
-template <class Step> void writeResult(PlanContext &c, size_t k, Step &step) {
-  const StageFusion fusion = fusionOf(c.stages, c.plan.targets, k);
-  if (fusion.fusable) {
-    step.target = c.plan.targets[static_cast<size_t>(fusion.target)].name;
-    step.fusedOutput = c.plan.targets[static_cast<size_t>(fusion.target)].value;
-    c.written[static_cast<size_t>(fusion.target)] = true;
-  } else {
-    step.aggregate = c.addScratch(*c.stages[k].aggregate, c.stages[k].aggregate->shape().size(), false);
-  }
-}
-
 void planArgScatter(PlanContext &c, size_t k, ArgScatterForm form) {
   const AggregationStage &s = c.stages[k];
   const int64_t width = s.aggregate->shape().size();

@@ -24,6 +24,19 @@ struct PlanContext {
   int addScratch(const dsl::ExprNode &aggregate, int64_t width, bool global);
 };
 
+/// Where stage `k`'s step writes: straight into the one target that reads
+/// the aggregate element-wise (its epilogue fused), else a scratch buffer.
+template <class Step> void writeResult(PlanContext &c, size_t k, Step &step) {
+  const StageFusion fusion = fusionOf(c.stages, c.plan.targets, k);
+  if (fusion.fusable) {
+    step.target = c.plan.targets[static_cast<size_t>(fusion.target)].name;
+    step.fusedOutput = c.plan.targets[static_cast<size_t>(fusion.target)].value;
+    c.written[static_cast<size_t>(fusion.target)] = true;
+  } else {
+    step.aggregate = c.addScratch(*c.stages[k].aggregate, c.stages[k].aggregate->shape().size(), false);
+  }
+}
+
 /// InternalError unless `tiling` is a shape the kernels take.
 void checkTiling(const std::string &layer, const RowTiling &tiling);
 
@@ -38,6 +51,19 @@ void planSpmmStage(PlanContext &context, size_t k, const SpmmConfig &config);
 /// out-edges; `savedArgs` names the saved buffer of its arg positions (max
 /// or min whose backward reads them), or is empty.
 void planReductionStage(PlanContext &context, size_t k, const ReductionConfig &config, const std::string &savedArgs);
+
+/// PlanAttention.cpp: stage `k`, an attention-family aggregation: the
+/// forward's softmax-weighted sum (saving its log-sum-exps, and the
+/// aggregate when the backward reads it), a backward sum over in- or
+/// out-edges, or a sum over all edges.
+void planAttentionStage(PlanContext &context, size_t k, const AttentionConfig &config);
+/// PlanAttention.cpp: before the backward's stages, the per-head sums at
+/// destinations that kernels over out-edges read (computed per node into
+/// scratch buffers).
+void planAttentionPrologue(PlanContext &context, const PassConfig &config);
+/// PlanAttention.cpp: the backward's list of the buffers the forward's
+/// attention stages save (the runner keeps them across both passes).
+void listAttentionSaved(PlanContext &context);
 
 /// PlanNodes.cpp: stage `k`, a sum over all edges.
 void planEdgeSum(PlanContext &context, size_t k);

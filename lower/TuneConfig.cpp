@@ -17,4 +17,8 @@ std::string SpmmConfig::print() const {
   return RowTiling::print();
 }
 
+std::string AttentionConfig::print() const {
+  return fmt::format("{} range_edges={}", RowTiling::print(), rangeEdges);
+}
+
 } // namespace gnnjit::lower

@@ -64,9 +64,24 @@ struct ReductionConfig : RowTiling {
   bool operator==(const ReductionConfig &) const = default;
 };
 
+/// An attention-family aggregation (codegen/device/attention.cuh): the
+/// forward's online softmax, a backward sum that recomputes alpha, or a
+/// parameter gradient's sum over all edges. A tile holds whole heads: the
+/// per-head sums of a score are reduced across the lanes of one head, so vec
+/// divides the head dim and dim / vec lanes per head divide the group (or
+/// the other way round); tileWidth() is a multiple of the head dim.
+struct AttentionConfig : RowTiling {
+  /// Parameter gradients (sums over all edges): edges are cut into ranges of
+  /// about this many consecutive CSR positions, a group each, whose partial
+  /// sums the finish kernel adds in a fixed order.
+  int64_t rangeEdges = 256;
+  std::string print() const;
+  bool operator==(const AttentionConfig &) const = default;
+};
+
 /// The config of one aggregation stage, by family; monostate for a stage
 /// nothing tunes (a sum over all nodes or all edges).
-using StageConfig = std::variant<std::monostate, SpmmConfig, ReductionConfig>;
+using StageConfig = std::variant<std::monostate, SpmmConfig, ReductionConfig, AttentionConfig>;
 
 /// What planning a pass is handed: the graph facts kernels are compiled
 /// for, and one config per aggregation stage (in the pass's stage order).

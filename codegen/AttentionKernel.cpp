@@ -1,0 +1,391 @@
+#include "codegen/AttentionKernel.h"
+
+#include "codegen/Emit.h"
+#include "codegen/EmitExpr.h"
+#include "codegen/OpsStruct.h"
+#include "codegen/Provenance.h"
+#include "codegen/ReductionKernel.h"
+#include "dsl/IRVisitor.h"
+#include "lower/Stages.h"
+#include "support/Error.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <set>
+
+namespace gnnjit::codegen {
+
+using namespace gnnjit::dsl;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+using Mode = lower::AttentionStep::Mode;
+
+namespace {
+
+/// The per-head sums over the head dim that a step's expressions read, split
+/// by where their operands live: the row's own node (computed once per row)
+/// or the edge and its other end (per edge). Each is computed by the lanes
+/// of its head and reduced across them.
+struct HeadSums {
+  std::vector<ExprPtr> row, edge;
+};
+
+class HeadSumCollector {
+public:
+  HeadSumCollector(Shape shape, Level rowLevel, const std::map<const ExprNode *, int> &inBuffers)
+      : shape_(shape), rowLevel_(rowLevel), inBuffers_(inBuffers) {}
+
+  void visit(const ExprPtr &e) {
+    if (!seen_.insert(e.get()).second || inBuffers_.count(e.get()))
+      return; // done, or computed by an earlier step
+    if (isHeadSum(*e)) {
+      const Level at = e->level();
+      (at == rowLevel_ || at == Level::Global ? sums_.row : sums_.edge).push_back(e);
+      return;
+    }
+    if (const auto *saved = dyn_cast<Saved>(e.get())) {
+      // alpha is recomputed from its score; a recomputable forward value is
+      // emitted in place; other saved values are read from buffers.
+      if (saved->what() == SavedKind::SoftmaxProb)
+        visit(saved->forward()->operands()[0]);
+      else if (saved->what() == SavedKind::Value && !lower::readsComputed(saved->forward()))
+        visit(saved->forward());
+      return;
+    }
+    if (isa<Aggregate>(e.get()))
+      return; // read from a buffer
+    for (const ExprPtr &op : e->operands())
+      visit(op);
+  }
+  HeadSums sums() const { return sums_; }
+
+private:
+  /// sum_dim of a [heads, dim] value that reads no other sum and no alpha
+  /// (those would need their own sums first: they are emitted as loops).
+  bool isHeadSum(const ExprNode &n) const {
+    const auto *sum = dyn_cast<SumAxis>(&n);
+    if (!sum || sum->axis() != Axis::Dim || n.operands()[0]->shape() != shape_)
+      return false;
+    std::vector<const ExprNode *> todo{n.operands()[0].get()};
+    while (!todo.empty()) {
+      const ExprNode *m = todo.back();
+      todo.pop_back();
+      const auto *saved = dyn_cast<Saved>(m);
+      if (isa<SumAxis>(m) || isa<EdgeSoftmax>(m) || (saved && saved->what() == SavedKind::SoftmaxProb))
+        return false;
+      if (isa<Aggregate>(m) || (saved && lower::readsComputed(saved->forward())))
+        continue; // read from a buffer
+      for (const ExprPtr &op : m->operands())
+        todo.push_back(op.get());
+    }
+    return true;
+  }
+
+  Shape shape_;
+  Level rowLevel_;
+  const std::map<const ExprNode *, int> &inBuffers_;
+  std::set<const ExprNode *> seen_;
+  HeadSums sums_;
+};
+
+/// Writes one attention module: the Ops struct, then an entry per skeleton.
+class AttentionWriter {
+public:
+  AttentionWriter(const lower::PassPlan &plan, const lower::AttentionStep &step)
+      : plan_(plan), step_(step), t_(step.config),
+        agg_(step.mode == Mode::HeadSums ? nullptr : cast<Aggregate>(step.stage.aggregate.get())),
+        shape_(step.shape()), base_(fmt::format("gnnjit_{}_{}", plan.layer, step.label)),
+        places_(edgeLoopPlaces(plan, step.direction)) {
+    places_.savedLse = plan.savedLseOf;
+    places_.savedValues = plan.savedValueOf;
+    if (step.mode == Mode::HeadSums) {
+      for (const auto &[sum, scratch] : step.headSums) {
+        places_.inBuffers.erase(sum.get()); // computed here
+        sums_.row.push_back(sum);
+      }
+      return;
+    }
+    message_ = step.mode == Mode::Softmax ? step.stage.value : agg_->message();
+    if (!message_)
+      throwInternalError("attention step {} without a message", step.label);
+    HeadSumCollector collect(shape_, step.direction == lower::Direction::In ? Level::Dst : Level::Src,
+                             places_.inBuffers);
+    if (step.mode == Mode::Softmax)
+      collect.visit(step.stage.score);
+    collect.visit(message_);
+    sums_ = collect.sums();
+  }
+
+  GeneratedModule write() {
+    ParamList ops;
+    SourceWriter members;
+    terms(members, ops, "rowTerms", "double (&r)[NR], long long row, int f", "r", sums_.row);
+    if (step_.mode == Mode::HeadSums) {
+      sumRows(members, ops);
+    } else {
+      terms(members, ops, "edgeTerms", "double (&e)[NT], long long row, index_t col, long long p, int f", "e",
+            sums_.edge);
+      if (step_.mode == Mode::Softmax)
+        score(members, ops);
+      message(members, ops);
+    }
+    if (step_.mode == Mode::Softmax || step_.mode == Mode::Sum) {
+      writeFinish(members, ops, ownRowPlaces(plan_.weighted), {}, step_.fusedOutput, *step_.stage.aggregate);
+      writeOutputRow(members, ops, step_.target, step_.aggregate);
+    }
+    savedRow(members, ops, "lseRow", step_.savedLse);
+    savedRow(members, ops, "valueRow", step_.savedValue);
+
+    SourceWriter out;
+    writeModuleHead(out, "attention.cuh", plan_.index);
+    out.line("constexpr int V = {};", t_.vec);
+    // F and LDIM: the lanes' [heads, dim]; DIM: the aggregate's dim (1 for
+    // a per-head aggregate), as the epilogue reads it.
+    out.line("constexpr int F = {}, LDIM = {}, DIM = {};", shape_.size(), shape_.dim, outputDim());
+    out.line("constexpr int NT = {}, NR = {}; // per-head sums per edge, per row (at least 1)",
+             std::max<size_t>(1, sums_.edge.size()), std::max<size_t>(1, sums_.row.size()));
+    out.line("constexpr bool SOFTMAX = {}, SAVE_VALUE = {};", step_.mode == Mode::Softmax ? "true" : "false",
+             step_.savedValue.empty() ? "false" : "true");
+    if (t_.heavyThreshold > 0)
+      out.line("constexpr long long HEAVY = {}, SEGMENT = {};", t_.heavyThreshold, t_.segmentLength);
+    writeOpsStruct(out, plan_.layer, what(), ops, members);
+    GeneratedModule module;
+    module.name = fmt::format("{}_{}", plan_.layer, step_.label);
+    for (const lower::KernelEntry &e : step_.kernels) {
+      if (e.launch.kind == lower::LaunchRule::Kind::ElementBlocks) {
+        module.kernels.push_back(writeFinishEntry(out, e));
+        continue;
+      }
+      out.blank();
+      module.kernels.push_back(writeEntry(out, ops, e));
+    }
+    ProvenanceInfo info = tiledProvenance(plan_.layer, "attention", base_, t_, plan_.index, shape_.size());
+    info.tuning["mode"] = step_.mode == Mode::Softmax   ? "online softmax"
+                          : step_.mode == Mode::Sum     ? "sum (alpha from the saved log-sum-exp)"
+                          : step_.mode == Mode::EdgeSum ? "sum over edge ranges"
+                                                        : "per-head sums at nodes";
+    info.tuning["head_sums"] = fmt::format("{} per row, {} per edge", sums_.row.size(), sums_.edge.size());
+    if (step_.mode == Mode::EdgeSum)
+      info.degreeBucket = fmt::format("every edge, in ranges of {} consecutive CSR positions", t_.rangeEdges);
+    module.source = withProvenance(info, out.str());
+    checkEntries(module, step_.kernels);
+    return module;
+  }
+
+private:
+  int64_t outputDim() const { return step_.perHead() ? 1 : shape_.dim; }
+
+  std::string what() const {
+    switch (step_.mode) {
+    case Mode::Softmax:
+      return "the score and value of an edge-softmax aggregation, its per-head sums and epilogue";
+    case Mode::Sum:
+      return fmt::format("the message of aggregate[sum, {}] (alpha recomputed from the saved log-sum-exp), its "
+                         "per-head sums and epilogue",
+                         overName(agg_->over()));
+    case Mode::EdgeSum:
+      return "the per-edge value summed over all edges and its per-head sums";
+    case Mode::HeadSums:
+      return "per-head sums at nodes that later kernels read at each edge's far end";
+    }
+    return "?";
+  }
+
+  /// An emit context whose node inputs read at element f + v of a full
+  /// [heads, dim] row come from one vector load per (input, end), and whose
+  /// per-head sums are the variables `sumArray`[k] (when given).
+  struct Emitting {
+    ExprEmitContext context;
+    LeafPlaces places;
+    std::map<std::pair<std::string, Level>, std::string> vectors;
+  };
+  std::unique_ptr<Emitting> emitting(SourceWriter &w, ParamList &ops, const std::string &sumArray) {
+    auto em = std::make_unique<Emitting>();
+    em->places = places_;
+    if (!sumArray.empty()) {
+      for (size_t k = 0; k < sums_.row.size(); ++k)
+        em->places.inVariables[sums_.row[k].get()] = fmt::format("r[{}]", k);
+      for (size_t k = 0; k < sums_.edge.size(); ++k)
+        em->places.inVariables[sums_.edge[k].get()] = fmt::format("e[{}]", k);
+    }
+    em->context = kernelContext(ops, em->places);
+    em->context.doubleSums = true;
+    if (t_.vec > 1) {
+      auto scalar = em->context.readInput;
+      Emitting *self = em.get();
+      em->context.readInput = [this, self, scalar, &w, &ops](const InputDecl &in, Level at,
+                                                             const std::string &offset) -> std::string {
+        if ((at == Level::Src || at == Level::Dst) && in.shape == shape_)
+          for (int v = 0; v < t_.vec; ++v)
+            if (offset == fmt::format("(h) * {} + (d0 + {})", shape_.dim, v))
+              return fmt::format("{}[{}]", vectorOf(*self, w, ops, in, at), v);
+        return scalar(in, at, offset);
+      };
+    }
+    return em;
+  }
+
+  /// The V floats of `in` at elements f .. f + V - 1 of the node at `at`,
+  /// loaded once per function.
+  std::string vectorOf(Emitting &em, SourceWriter &w, ParamList &ops, const InputDecl &in, Level at) const {
+    const auto key = std::make_pair(in.name, at);
+    if (auto it = em.vectors.find(key); it != em.vectors.end())
+      return it->second;
+    const std::string data = ops.use(ParamKind::InputData, in.name, inputParamName(in.name), "const float* __restrict__");
+    const std::string ld = ops.use(ParamKind::InputStride, in.name, inputStrideName(in.name), "long long");
+    const std::string node = at == Level::Src ? em.places.srcNode : em.places.dstNode;
+    const std::string name = w.fresh(fmt::format("{}_{}", in.name, at == Level::Src ? "src" : "dst"));
+    w.line("float {}[V];", name);
+    w.line("gnnjit::device::ldgVecAligned<float, V>({} + (long long)({}) * {} + f, {});", data, node, ld, name);
+    em.vectors.emplace(key, name);
+    return name;
+  }
+
+  /// rowTerms / edgeTerms: each sum's operand at elements f .. f + V - 1
+  /// added into its slot.
+  void terms(SourceWriter &w, ParamList &ops, const char *name, const char *params, const char *array,
+             const std::vector<ExprPtr> &sums) {
+    auto fn = w.scope("GNNJIT_DEVICE void {}({}) const", name, params);
+    w.line("(void){};", array);
+    if (std::string(name) == "edgeTerms")
+      w.line("(void)row; (void)col; (void)p;");
+    else
+      w.line("(void)row;");
+    if (sums.empty())
+      return;
+    w.line("const int h = f / LDIM, d0 = f % LDIM;");
+    auto em = emitting(w, ops, "");
+    ExprEmitter emitter(w, em->context);
+    for (int v = 0; v < t_.vec; ++v)
+      for (size_t k = 0; k < sums.size(); ++k)
+        w.line("{}[{}] += {};", array, k, emitter.element(sums[k]->operands()[0], "h", fmt::format("d0 + {}", v)));
+  }
+
+  void score(SourceWriter &w, ParamList &ops) {
+    auto fn = w.scope("GNNJIT_DEVICE float score(const double (&e)[NT], const double (&r)[NR], long long row, "
+                      "index_t col, long long p, int h) const");
+    w.line("(void)e; (void)r; (void)row; (void)col; (void)p;");
+    auto em = emitting(w, ops, "sums");
+    ExprEmitter emitter(w, em->context);
+    w.line("return {};", emitter.element(step_.stage.score, "h", "0"));
+  }
+
+  void message(SourceWriter &w, ParamList &ops) {
+    auto fn = w.scope("GNNJIT_DEVICE void message(float (&m)[V], const double (&e)[NT], const double (&r)[NR], "
+                      "long long row, index_t col, long long p, int f) const");
+    w.line("(void)e; (void)r; (void)row; (void)col; (void)p;");
+    w.line("const int h = f / LDIM, d0 = f % LDIM;");
+    w.line("(void)h; (void)d0;");
+    auto em = emitting(w, ops, "sums");
+    ExprEmitter emitter(w, em->context);
+    if (step_.perHead()) { // the head's one value
+      w.line("m[0] = {};", emitter.element(message_, "h", "0"));
+      for (int v = 1; v < t_.vec; ++v)
+        w.line("m[{}] = 0.0f;", v);
+      return;
+    }
+    for (int v = 0; v < t_.vec; ++v)
+      w.line("m[{}] = {};", v, emitter.element(message_, "h", fmt::format("d0 + {}", v)));
+  }
+
+  /// float *sumRow(int k, long long row): the row of the scratch buffer sum k goes to.
+  void sumRows(SourceWriter &w, ParamList &ops) const {
+    auto fn = w.scope("GNNJIT_DEVICE float *sumRow(int k, long long row) const");
+    for (size_t k = 0; k < step_.headSums.size(); ++k) {
+      const int scratch = step_.headSums[k].second;
+      const std::string ref = std::to_string(scratch);
+      const std::string data = ops.use(ParamKind::AggregateData, ref, aggregateParamName(scratch), "float* __restrict__");
+      const std::string ld = ops.use(ParamKind::AggregateStride, ref, aggregateStrideName(scratch), "long long");
+      w.line("if (k == {}) return {} + row * {};", k, data, ld);
+    }
+    w.line("return nullptr;");
+  }
+
+  void savedRow(SourceWriter &w, ParamList &ops, const char *name, const std::string &saved) const {
+    if (saved.empty())
+      return;
+    const std::string data = ops.use(ParamKind::SavedData, saved, savedParamName(saved), "float* __restrict__");
+    const std::string ld = ops.use(ParamKind::SavedStride, saved, savedStrideName(saved), "long long");
+    w.line("GNNJIT_DEVICE float *{}(long long row) const {{ return {} + row * {}; }}", name, data, ld);
+  }
+
+  /// The ranges' partials added in order into the global scratch buffer.
+  GeneratedKernel writeFinishEntry(SourceWriter &out, const lower::KernelEntry &e) const {
+    ParamList params;
+    const std::string partials = params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
+    const std::string count = params.use(ParamKind::NumPartials, "", "num_partials", "long long");
+    const std::string sum = params.use(ParamKind::AggregateData, std::to_string(step_.aggregate),
+                                       aggregateParamName(step_.aggregate), "float* __restrict__");
+    out.blank();
+    auto fn = out.scope("{}", kernelSignature(e.entry, e.launch.block, params));
+    out.line("gnnjit::device::attendFinish<{}, {}>({}, {}, {});", e.launch.width, e.launch.block, partials, count, sum);
+    return GeneratedKernel{e.entry, params.params(), e.launch.block};
+  }
+
+  GeneratedKernel writeEntry(SourceWriter &out, const ParamList &ops, const lower::KernelEntry &e) {
+    ParamList params;
+    std::string call;
+    switch (e.launch.kind) {
+    case lower::LaunchRule::Kind::SpmmRows:
+      if (step_.mode == Mode::HeadSums) {
+        const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
+        call = fmt::format("gnnjit::device::attendHeadSums<{}, V, {}, F, LDIM, NR>(ops, {});", t_.group, t_.chunks, rows);
+        break;
+      }
+      call = fmt::format("gnnjit::device::attendRows<{}, V, {}, F, LDIM, DIM, NT, NR, {}, SOFTMAX, SAVE_VALUE>(ops, {});",
+                         t_.group, t_.chunks, t_.heavyThreshold > 0 ? "HEAVY" : "0", rowsParams(params));
+      break;
+    case lower::LaunchRule::Kind::SpmmSegments: {
+      const std::string segments = segmentParams(params);
+      const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
+      call = fmt::format("gnnjit::device::attendSegments<{}, V, {}, F, LDIM, DIM, NT, NR, SEGMENT, SOFTMAX>(ops, {}, {});",
+                         t_.segmentGroup, t_.segmentChunks, segments, partials);
+      break;
+    }
+    case lower::LaunchRule::Kind::SpmmCombine: {
+      const std::string count = params.use(ParamKind::NumSegments, "", "num_segments", "long long");
+      const std::string heavy = heavyRowParams(params);
+      const std::string partials = params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
+      call = fmt::format("gnnjit::device::attendCombine<{}, V, {}, F, LDIM, DIM, SOFTMAX, SAVE_VALUE>(ops, {}, {}, {});",
+                         t_.segmentGroup, t_.segmentChunks, count, heavy, partials);
+      break;
+    }
+    case lower::LaunchRule::Kind::EdgeRanges: {
+      const std::string rows = rowsParams(params);
+      const std::string ranges = params.use(ParamKind::NumPartials, "", "num_ranges", "long long");
+      const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
+      call = fmt::format("gnnjit::device::attendRanges<{}, V, {}, F, LDIM, DIM, NT, NR>(ops, {}, {}, {});", t_.group,
+                         t_.chunks, rows, ranges, partials);
+      break;
+    }
+    default:
+      throwInternalError("an attention step with a {} entry", e.entry);
+    }
+    params.append(ops);
+    GeneratedKernel kernel{e.entry, params.params(), e.launch.block};
+    auto fn = out.scope("{}", kernelSignature(e.entry, e.launch.block, params));
+    out.line("const Ops ops{{{}}};", ops.names());
+    out.line("{}", call);
+    return kernel;
+  }
+
+  const lower::PassPlan &plan_;
+  const lower::AttentionStep &step_;
+  const lower::AttentionConfig &t_;
+  const Aggregate *agg_; ///< null for per-head sums at nodes
+  Shape shape_;
+  std::string base_;
+  LeafPlaces places_;
+  ExprPtr message_;
+  HeadSums sums_;
+};
+
+} // namespace
+
+GeneratedModule generateAttentionKernel(const lower::PassPlan &plan, const lower::AttentionStep &step) {
+  return AttentionWriter(plan, step).write();
+}
+
+} // namespace gnnjit::codegen

@@ -1,0 +1,219 @@
+// The attention family's planner: one step per aggregation stage whose
+// message is weighted by an edge softmax (the forward) or reads alpha (the
+// backward), by codegen/device/attention.cuh's kernels. The forward saves
+// what its backward recomputes alpha from (a log-sum-exp per node and
+// head) and, when the backward reads it, the aggregate.
+#include "lower/Planners.h"
+
+#include "dsl/IRVisitor.h"
+#include "dsl/Printer.h"
+#include "support/Error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace gnnjit::lower {
+
+using namespace gnnjit::dsl;
+using llvm::cast;
+
+namespace {
+
+/// InternalError unless the tiling keeps whole heads in a tile and a head's
+/// lanes in one group: vec divides the head dim, dim / vec lanes per head
+/// divide the group or the group divides them (then a head spans
+/// dim / (vec x group) chunks, which divide the chunks).
+void checkHeadTiling(const std::string &layer, const RowTiling &t, int64_t dim, int group, int chunks) {
+  const int64_t lanes = dim % t.vec == 0 ? dim / t.vec : 0;
+  const bool ok = lanes > 0 && (group % lanes == 0 || (lanes % group == 0 && chunks % (lanes / group) == 0));
+  if (!ok)
+    throwInternalError("layer {}: attention tiling {} does not keep heads of {} floats whole in a group", layer,
+                       t.print(), dim);
+}
+
+} // namespace
+
+Shape attentionLanes(const AggregationStage &stage) {
+  const Shape shape = stage.aggregate->shape();
+  if (shape.dim != 1)
+    return shape;
+  // A per-head aggregate: the lanes hold the [heads, dim] operands of the
+  // per-head sums its message (and alpha's score) reads, the first found.
+  std::vector<const ExprNode *> todo{cast<Aggregate>(stage.aggregate.get())->message().get()};
+  std::set<const ExprNode *> seen;
+  while (!todo.empty()) {
+    const ExprNode *n = todo.back();
+    todo.pop_back();
+    if (!seen.insert(n).second)
+      continue;
+    const auto *sum = llvm::dyn_cast<SumAxis>(n);
+    if (sum && sum->axis() == Axis::Dim && n->shape().heads == shape.heads && n->operands()[0]->shape().dim > 1 &&
+        n->operands()[0]->shape().heads == shape.heads && n->level() != Level::Global)
+      return n->operands()[0]->shape();
+    const auto *saved = llvm::dyn_cast<Saved>(n);
+    if (llvm::isa<Aggregate>(n) || (saved && saved->what() != SavedKind::SoftmaxProb))
+      continue;
+    for (const ExprPtr &op : n->operands())
+      todo.push_back(op.get());
+  }
+  return shape;
+}
+
+void planAttentionStage(PlanContext &c, size_t k, const AttentionConfig &config) {
+  const AggregationStage &s = c.stages[k];
+  const auto *agg = cast<Aggregate>(s.aggregate.get());
+  const Shape lanes = attentionLanes(s);
+  const int64_t width = lanes.size(), dim = lanes.dim;
+  if (agg->reduce() != Reduce::Sum)
+    throwInternalError("layer {}: an attention stage under {}", c.plan.layer, reduceName(agg->reduce()));
+  checkTiling(c.plan.layer, config);
+  checkHeadTiling(c.plan.layer, config, dim, config.group, config.chunks);
+  if (config.heavyThreshold > 0)
+    checkHeadTiling(c.plan.layer, config, dim, config.segmentGroup, config.segmentChunks);
+  AttentionStep step;
+  step.stage = s;
+  step.config = config;
+  step.lanes = lanes;
+  step.label = c.label(fmt::format("agg{}", k));
+  const std::string base = c.entryBase(step.label);
+  if (agg->over() == Over::AllEdges) {
+    step.mode = AttentionStep::Mode::EdgeSum;
+    const int64_t outWidth = s.aggregate->shape().size();
+    step.aggregate = c.addScratch(*s.aggregate, outWidth, true);
+    LaunchRule ranges{LaunchRule::Kind::EdgeRanges, config.blockThreads, config.group, width, config.tileWidth(),
+                      config.rangeEdges};
+    step.kernels.push_back({base + "_ranges", ranges});
+    step.kernels.push_back({base + "_finish", LaunchRule{LaunchRule::Kind::ElementBlocks, 256, 1, outWidth, 0, 0}});
+    c.plan.steps.push_back(std::move(step));
+    return;
+  }
+  step.direction = directionOf(s);
+  step.kernels = tiledEntries(base, config, width);
+  if (c.plan.pass == Pass::Forward) {
+    if (!s.score)
+      throwInternalError("layer {}: a forward attention stage without a score", c.plan.layer);
+    step.mode = AttentionStep::Mode::Softmax;
+    step.savedLse = savedLseName(k);
+    c.plan.saved.push_back({step.savedLse, s.aggregate->shape().heads, false, false});
+    if (c.plan.savedValueOf.count(s.aggregate.get())) {
+      step.savedValue = savedValueName(k);
+      c.plan.saved.push_back({step.savedValue, width, false, false});
+    }
+  } else {
+    step.mode = AttentionStep::Mode::Sum;
+  }
+  writeResult(c, k, step);
+  c.plan.steps.push_back(std::move(step));
+}
+
+namespace {
+
+/// The destination-level per-head sums that attention stages over out-edges
+/// read at each edge's far end, in first-found order.
+std::vector<ExprPtr> farEndHeadSums(const PlanContext &c) {
+  std::vector<ExprPtr> found;
+  std::set<const ExprNode *> seen;
+  std::vector<ExprPtr> todo;
+  for (const AggregationStage &s : c.stages)
+    if (s.family == Family::Attention && cast<Aggregate>(s.aggregate.get())->over() == Over::OutEdges)
+      todo.push_back(cast<Aggregate>(s.aggregate.get())->message());
+  while (!todo.empty()) {
+    const ExprPtr n = todo.back();
+    todo.pop_back();
+    if (!seen.insert(n.get()).second)
+      continue;
+    const auto *sum = llvm::dyn_cast<SumAxis>(n.get());
+    if (sum && sum->axis() == Axis::Dim && n->level() == Level::Dst && !c.plan.scratchOf.count(n.get())) {
+      found.push_back(n);
+      continue;
+    }
+    const auto *saved = llvm::dyn_cast<Saved>(n.get());
+    if (llvm::isa<Aggregate>(n.get()) || (saved && saved->what() != SavedKind::SoftmaxProb))
+      continue; // read from buffers, not computed here
+    for (const ExprPtr &op : n->operands())
+      todo.push_back(op);
+  }
+  return found;
+}
+
+/// Whether the attention kernels' lanes can add `sum`: sum_dim of a value
+/// that reads no other sum and no alpha (aggregates and saved values are
+/// read from buffers).
+bool laneSummable(const ExprPtr &sum) {
+  std::vector<const ExprNode *> todo{sum->operands()[0].get()};
+  while (!todo.empty()) {
+    const ExprNode *n = todo.back();
+    todo.pop_back();
+    const auto *saved = llvm::dyn_cast<Saved>(n);
+    if (llvm::isa<SumAxis>(n) || llvm::isa<EdgeSoftmax>(n) || (saved && saved->what() == SavedKind::SoftmaxProb))
+      return false;
+    if (llvm::isa<Aggregate>(n) || (saved && readsComputed(saved->forward())))
+      continue;
+    for (const ExprPtr &op : n->operands())
+      todo.push_back(op.get());
+  }
+  return true;
+}
+
+} // namespace
+
+void planAttentionPrologue(PlanContext &c, const PassConfig &config) {
+  // Once per node here, read per edge from a buffer of heads floats,
+  // instead of gathered and summed again at every edge.
+  const std::vector<ExprPtr> sums = farEndHeadSums(c);
+  NodeOutputsStep fallback;
+  fallback.label = c.label("headsums");
+  std::vector<AttentionStep> steps;
+  for (const ExprPtr &sum : sums) {
+    const Shape shape = sum->operands()[0]->shape();
+    // The tiling of an attention stage of the same [heads, dim], if any.
+    const AttentionConfig *tiling = nullptr;
+    for (size_t k = 0; k < c.stages.size() && !tiling; ++k)
+      if (const auto *a = std::get_if<AttentionConfig>(&config.stages[k]);
+          a && attentionLanes(c.stages[k]) == shape &&
+          cast<Aggregate>(c.stages[k].aggregate.get())->over() != Over::AllEdges)
+        tiling = a;
+    const int scratch = c.addScratch(*sum, sum->shape().size(), false);
+    if (!tiling || !laneSummable(sum)) {
+      fallback.outputs.push_back({"", sum, scratch});
+      fallback.width = std::max(fallback.width, sum->shape().size());
+      continue;
+    }
+    auto same = std::find_if(steps.begin(), steps.end(), [&](const AttentionStep &s) { return s.shape() == shape; });
+    if (same == steps.end()) {
+      AttentionStep step;
+      step.mode = AttentionStep::Mode::HeadSums;
+      step.lanes = shape;
+      step.config = *tiling;
+      step.config.heavyThreshold = 0; // no edges
+      step.label = c.label(fmt::format("headsums{}", steps.size()));
+      step.headSums.push_back({sum, scratch});
+      step.kernels = tiledEntries(c.entryBase(step.label), step.config, shape.size());
+      steps.push_back(std::move(step));
+    } else {
+      same->headSums.push_back({sum, scratch});
+    }
+  }
+  for (AttentionStep &s : steps)
+    c.plan.steps.push_back(std::move(s));
+  if (fallback.outputs.empty())
+    return;
+  fallback.kernels.push_back(
+      {c.entryBase(fallback.label), LaunchRule{LaunchRule::Kind::NodeOutputs, 256, 1, fallback.width, 0, 0}});
+  c.plan.steps.push_back(std::move(fallback));
+}
+
+void listAttentionSaved(PlanContext &c) {
+  for (size_t k = 0; k < c.lowered.forward.size(); ++k) {
+    const AggregationStage &s = c.lowered.forward[k];
+    if (s.family != Family::Attention)
+      continue;
+    c.plan.saved.push_back({savedLseName(k), s.aggregate->shape().heads, false, false});
+    if (c.plan.savedValueOf.count(s.aggregate.get()))
+      c.plan.saved.push_back({savedValueName(k), s.aggregate->shape().size(), false, false});
+  }
+}
+
+} // namespace gnnjit::lower

@@ -1,0 +1,243 @@
+// Attention-family layers on the GPU, forward and every gradient, against the
+// CPU reference executor: GAT, GATv2, the Graph Transformer with and without
+// edge features, AGNN, and the user-written distance attention of
+// examples/DistanceAttention.h; on every shared dataset and generated graphs
+// (hubs that take the segment path, a grid, random and clustered graphs, a
+// star with one node of in-degree 10^6, isolated nodes), heads 1 to 8, head
+// dims 1 to 256, int32 and int64. Gradients are checked to be bitwise
+// identical from run to run.
+#include "exec/HostTransfer.h"
+#include "exec/LayerRunner.h"
+#include "examples/DistanceAttention.h"
+#include "graph/GraphSource.h"
+#include "layers/Library.h"
+#include "lower/Pipeline.h"
+#include "ref/Bindings.h"
+#include "ref/Executor.h"
+#include "support/Random.h"
+
+#include "TestData.h"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <functional>
+#include <memory>
+
+using namespace gnnjit;
+using namespace gnnjit::exec;
+
+namespace {
+
+constexpr double kTolerance = 1e-4;
+int checks = 0;
+
+/// Inputs on a grid of 1/256 in [-1, 1): a dot product of two rows of up to
+/// 256 of them is exact in float, so a score's sign at a LeakyReLU's kink is
+/// the reference's (a near-zero score computed in float can land on the
+/// other side, and the slopes differ 5x: a true disagreement, not an error).
+ref::TensorMap randomInputs(const std::vector<dsl::InputPtr> &decls, const graph::Graph &g, uint64_t seed) {
+  Rng rng(seed);
+  ref::TensorMap t;
+  for (const dsl::InputPtr &d : decls) {
+    ref::Tensor x(ref::bindingRows(*d, g), d->shape.size());
+    for (double &v : x.values)
+      v = (static_cast<double>(rng.below(512)) - 256.0) / 256.0;
+    t[d->name] = std::move(x);
+  }
+  return t;
+}
+
+struct AttentionCase {
+  std::string label;
+  std::function<dsl::Layer(int64_t heads, int64_t dim)> build;
+  bool multiHead = true; ///< AGNN has one head
+};
+
+dsl::Layer library(const std::string &name, int64_t heads, int64_t dim, std::function<void(layers::LayerOptions &)> tweak) {
+  layers::LayerOptions o;
+  o.dim = dim;
+  if (layers::takes(layers::findLayer(name), layers::Knob::Heads))
+    o.heads = heads;
+  tweak(o);
+  return layers::buildLayer(name, o);
+}
+
+std::vector<AttentionCase> attentionCases() {
+  const auto none = [](layers::LayerOptions &) {};
+  return {
+      {"gatv2", [=](int64_t h, int64_t d) { return library("gatv2", h, d, none); }},
+      {"gatv2 mean heads edge",
+       [](int64_t h, int64_t d) {
+         return library("gatv2", h, d, [](layers::LayerOptions &o) {
+           o.concat = false;
+           o.edgeFeatures = true;
+         });
+       }},
+      {"gat", [=](int64_t h, int64_t d) { return library("gat", h, d, none); }},
+      {"gat edge", [](int64_t h, int64_t d) {
+         return library("gat", h, d, [](layers::LayerOptions &o) { o.edgeFeatures = true; });
+       }},
+      {"transformer", [=](int64_t h, int64_t d) { return library("transformer", h, d, none); }},
+      {"transformer edge",
+       [](int64_t h, int64_t d) {
+         return library("transformer", h, d, [](layers::LayerOptions &o) { o.edgeFeatures = true; });
+       }},
+      {"agnn", [=](int64_t, int64_t d) { return library("agnn", 1, d, none); }, false},
+      {"distance_attention", [](int64_t h, int64_t d) { return examples::distanceAttention(h, d); }},
+  };
+}
+
+struct Expected {
+  lower::LoweredLayer lowered;
+  ref::TensorMap inputs, backwardInputs, outputs, gradients;
+};
+
+Expected reference(const dsl::Layer &layer, const graph::Graph &g) {
+  Expected e{lower::lowerLayer(layer), {}, {}, {}, {}};
+  e.inputs = randomInputs(e.lowered.layer.inputs(), g, 17);
+  e.outputs = ref::forward(e.lowered.layer, g, e.inputs);
+  e.backwardInputs = e.inputs;
+  for (auto &[name, t] : randomInputs(e.lowered.backward.plan.outputGradients, g, 29))
+    e.backwardInputs[name] = std::move(t);
+  e.gradients = ref::backward(e.lowered.layer, e.lowered.backward.plan, g, e.backwardInputs);
+  return e;
+}
+
+void checkAgainst(const ref::TensorMap &expected, const DeviceTensors &actual, const std::string &what) {
+  for (const auto &[name, t] : expected) {
+    const auto it = actual.find(name);
+    REQUIRE_MESSAGE(it != actual.end(), what << ": no result " << name);
+    const Agreement a = compare(t, it->second);
+    ++checks;
+    if (!(a.worst <= kTolerance))
+      FAIL_CHECK(what << ": " << name << " off by " << a.worst << " at [" << a.row << ", " << a.col << "]: expected "
+                      << a.expected << ", got " << a.actual);
+  }
+}
+
+/// Runs forward and backward twice; checks both against the reference and
+/// that the second run's gradients equal the first's bit for bit.
+void runAndCheck(const Expected &e, const graph::Graph &g, const std::string &what, const RuleOptions &rule = {}) {
+  DeviceGraph dg(g);
+  RunnerOptions options;
+  options.rule = rule;
+  LayerRunner runner(e.lowered, dg, options);
+  const UploadedTensors in(e.inputs);
+  checkAgainst(e.outputs, runner.forward(in.tensors()), what + " forward");
+  const UploadedTensors bin(e.backwardInputs);
+  const DeviceTensors &grads = runner.backward(bin.tensors());
+  checkAgainst(e.gradients, grads, what + " backward");
+  std::map<std::string, ref::Tensor> first;
+  for (const auto &[name, t] : grads)
+    first[name] = download(t);
+  runner.forward(in.tensors());
+  for (const auto &[name, t] : runner.backward(bin.tensors()))
+    if (download(t).values != first.at(name).values)
+      FAIL_CHECK(what << ": the gradient of " << name << " changed between two runs");
+}
+
+std::unique_ptr<graph::Graph> load(const std::string &spec, graph::IndexChoice index = graph::IndexChoice::Int32) {
+  graph::BuildOptions options;
+  options.index = index;
+  auto g = std::make_unique<graph::Graph>(graph::Graph::fromEdges(graph::loadGraphSource(spec).edges, options));
+  g->setName(spec);
+  return g;
+}
+
+/// Every case (or those in `only`) at (heads, dim) each.
+void sweep(const graph::Graph &g, const std::vector<std::pair<int64_t, int64_t>> &shapes,
+           const std::vector<std::string> &only = {}, const RuleOptions &rule = {}) {
+  for (const auto &[heads, dim] : shapes)
+    for (const AttentionCase &c : attentionCases()) {
+      if (!only.empty() && std::find(only.begin(), only.end(), c.label) == only.end())
+        continue;
+      if (!c.multiHead && heads != 1)
+        continue;
+      const std::string what =
+          fmt::format("{} on {} heads={} dim={} {}", c.label, g.name(), heads, dim, graph::indexTypeName(g.indexType()));
+      CAPTURE(what);
+      runAndCheck(reference(c.build(heads, dim), g), g, what, rule);
+    }
+}
+
+} // namespace
+
+TEST_CASE("every attention layer on every shared dataset") {
+  for (const char *name : {"cora", "citeseer", "pubmed", "squirrel", "tolokers", "email-Eu-core"}) {
+    if (!test::sharedFile(name))
+      return;
+    sweep(*load(name), {{4, 32}, {1, 7}});
+  }
+  MESSAGE(checks << " tensors checked");
+}
+
+TEST_CASE("heads 1, 2, 4, 8 by head dims 1, 7, 32, 64, 128, 256") {
+  const auto g = load("rmat:scale=9,ef=8,seed=4");
+  for (int64_t heads : {1, 2, 4, 8})
+    for (int64_t dim : {1, 7, 32, 64, 128, 256})
+      sweep(*g, {{heads, dim}}, {"gatv2", "transformer edge"});
+  sweep(*g, {{2, 64}, {8, 1}}, {"gat", "agnn", "distance_attention"});
+  MESSAGE(checks << " tensors checked");
+}
+
+TEST_CASE("generated graphs: hubs in segments, grid, random, clustered; int64") {
+  sweep(*load("rmat:scale=11,ef=16,seed=1"), {{4, 32}, {3, 7}, {2, 128}});
+  sweep(*load("rmat:scale=11,ef=16,seed=1", graph::IndexChoice::Int64), {{4, 32}, {3, 7}});
+  const std::vector<std::string> some = {"gatv2", "gat", "transformer edge", "distance_attention"};
+  sweep(*load("grid:side=40"), {{4, 32}}, some);
+  sweep(*load("er:n=3000,deg=12,seed=2"), {{4, 32}}, some);
+  sweep(*load("sbm:n=2000,blocks=8,din=10,dout=2,seed=3"), {{4, 32}}, some);
+  MESSAGE(checks << " tensors checked");
+}
+
+TEST_CASE("forced heavy rows: segments merge softmax states and sums in order") {
+  // Threshold 16 edges and segments of 8: most rows of the R-MAT graph are split.
+  RuleOptions rule;
+  rule.heavyThreshold = 16;
+  rule.segmentLength = 8;
+  sweep(*load("rmat:scale=10,ef=16,seed=7"), {{4, 32}, {2, 7}, {1, 256}}, {}, rule);
+}
+
+TEST_CASE("a star with one node of in-degree 10^6, isolated nodes, and a graph without edges") {
+  graph::EdgeList star;
+  star.numNodes = 1'000'001;
+  for (int64_t j = 1; j < star.numNodes; ++j)
+    star.add(j, 0);
+  graph::EdgeList none;
+  none.numNodes = 50;
+  graph::EdgeList sparse; // most nodes without in-edges
+  sparse.numNodes = 500;
+  for (int64_t j = 0; j < 100; ++j)
+    sparse.add(j, (j * 7) % 40);
+  for (graph::EdgeList *edges : {&star, &none, &sparse}) {
+    graph::Graph g = graph::Graph::fromEdges(*edges);
+    g.setName(fmt::format("{} nodes {} edges", g.numNodes(), g.numEdges()));
+    sweep(g, {{2, 4}}, {"gatv2", "transformer edge", "agnn"});
+  }
+}
+
+TEST_CASE("isolated nodes give 0 and a log-sum-exp of -inf") {
+  graph::EdgeList edges;
+  edges.numNodes = 6;
+  edges.add(0, 1);
+  edges.add(2, 1);
+  edges.add(1, 3);
+  const graph::Graph g = graph::Graph::fromEdges(edges);
+  const lower::LoweredLayer lowered = lower::lowerLayer(library("gatv2", 2, 4, [](layers::LayerOptions &) {}));
+  DeviceGraph dg(g);
+  LayerRunner runner(lowered, dg);
+  const ref::TensorMap inputs = randomInputs(lowered.layer.inputs(), g, 5);
+  const UploadedTensors in(inputs);
+  const ref::Tensor out = download(runner.forward(in.tensors()).at("out"));
+  for (int64_t i : {0, 2, 4, 5})
+    for (int64_t f = 0; f < 8; ++f)
+      CHECK(out.at(i, f) == 0.0);
+  const runtime::DeviceMemory *lse = runner.saved("lse0");
+  REQUIRE(lse != nullptr);
+  std::vector<float> values(12);
+  lse->copyToHost(values.data(), values.size() * sizeof(float));
+  CHECK(std::isinf(values[0]));
+  CHECK(values[0] < 0);
+  CHECK(std::isfinite(values[2])); // node 1 has two in-edges
+}
