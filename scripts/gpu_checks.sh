@@ -7,7 +7,8 @@
 #   scripts/gpu_checks.sh BIN_DIR DATASETS_DIR OUT_DIR [quick|scale|bench|all]
 # BIN_DIR holds gnnjit, the test_*gpu programs and bench_* (and gnnjit-before,
 # an older build to compare with, if present). bench runs bench_reduction,
-# PyG's SAGEConv(max) on the same edges, and bench_spmm.
+# PyG's SAGEConv(max) on the same edges, bench_spmm, bench_attention and PyG's
+# attention layers on its edges.
 set -uo pipefail
 bin=$(realpath "$1") data=$(realpath "$2") out=$3 what=${4:-all}
 mkdir -p "$out"
@@ -69,10 +70,19 @@ if [[ $what == quick || $what == all ]]; then
     "$bin/gnnjit" run --layer sage --aggr max --graph cora --backward --check
   step sanitizer_edgeconv_heavy compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$bin/gnnjit" run --layer edgeconv --aggr max --graph rmat:scale=11,ef=16 --backward --check --dim 33
+  step sanitizer_gatv2_heavy compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$bin/gnnjit" run --layer gatv2 --heads 4 --dim 32 --graph rmat:scale=10,ef=16 --backward --check
+  step racecheck_transformer_edge compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$bin/gnnjit" run --layer transformer --heads 2 --dim 64 --edge-features --graph squirrel --backward
   for ds in cora citeseer pubmed email-Eu-core squirrel tolokers; do
     for layer in "gcn" "gin" "graphconv --aggr mean" "sage" "sage --aggr max" "sage --aggr min" "edgeconv --aggr max" \
       "edgeconv --aggr mean"; do
       step "check_${ds}_$(echo $layer | tr -d ' -')" "$bin/gnnjit" run --layer $layer --graph "$ds" --backward --check --dim 64
+    done
+    # Attention at 4 heads x 32 (GAT's LeakyReLU score can sit on its kink
+    # with some seeds: README, How attention aggregations run).
+    for layer in "gatv2 --heads 4" "gat --heads 4" "transformer --heads 4 --edge-features" "agnn"; do
+      step "check_${ds}_$(echo $layer | tr -d ' -')" "$bin/gnnjit" run --layer $layer --graph "$ds" --backward --check --dim 32
     done
   done
   # The same seed gives the same inputs on both backends.
@@ -113,6 +123,11 @@ if [[ $what == bench || $what == all ]]; then
   rm -rf "$out/npy"
   step bench_spmm "$bin/bench_spmm"
   tail -14 "$out/bench_spmm.log" | sed 's/^/    /'
+  step bench_attention "$bin/bench_attention" --dump-npy "$out/npy" --json "$out/attention.jsonl"
+  tail -16 "$out/bench_attention.log" | sed 's/^/    /'
+  step pyg_attention timeout 300 python3 python/bench_pyg_attention.py "$out/npy" --reps 10 --json "$out/pyg_attention.jsonl"
+  tail -18 "$out/pyg_attention.log" | sed 's/^/    /'
+  rm -rf "$out/npy"
 fi
 
 echo

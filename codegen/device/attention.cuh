@@ -115,27 +115,40 @@ struct SoftmaxSum {
   GNNJIT_DEVICE double inverseSum() const { return sum > 0.0 ? 1.0 / sum : 0.0; }
 };
 
-/// What a lane keeps for one row (or segment): its accumulators, in double
-/// (a float's rounding over a hub's edges would show in the gradients), and
-/// for the softmax one state per head slot.
-template <int CH, int V, int NQ> struct AttendState {
-  double acc[CH][V];
+/// The accumulator type of a row's sums: double for heads of 128 floats or
+/// more, where a float's rounding over a row's edges showed in the
+/// backward's <dO, v> - <dO, O> (the GPU tests at head dims 128 and 256);
+/// float below, where it did not and the forward is faster (H200, GATv2 4 x
+/// 32 on R-MAT: 3.0 vs 3.6 ms). Sums over all edges always add in double.
+template <bool Wide> struct AccumulatorOf {
+  using Type = float;
+};
+template <> struct AccumulatorOf<true> {
+  using Type = double;
+};
+template <int DIM> using RowAccumulator = AccumulatorOf<(DIM >= 128)>;
+
+/// What a lane keeps for one row (or segment): its accumulators, and for
+/// the softmax one state per head slot.
+template <int CH, int V, int NQ, typename Acc> struct AttendState {
+  Acc acc[CH][V];
   SoftmaxSum softmax[NQ];
   GNNJIT_DEVICE AttendState() {
 #pragma unroll
     for (int c = 0; c < CH; ++c)
 #pragma unroll
       for (int v = 0; v < V; ++v)
-        acc[c][v] = 0.0;
+        acc[c][v] = Acc(0);
   }
 };
 
 /// Folds the edges at CSR positions [begin, end) of `row` into `s`:
 /// Softmax, the online softmax of the score weighting the message; else
 /// the plain sum of the message.
-template <int G, int V, int CH, int F, int DIM, int ODIM, int NT, int NR, bool Softmax, typename Index, class Ops>
+template <int G, int V, int CH, int F, int DIM, int ODIM, int NT, int NR, bool Softmax, typename Acc, typename Index,
+          class Ops>
 GNNJIT_DEVICE void attendEdges(const Ops &ops, const SpmmTile<G, V, CH> &t,
-                               AttendState<CH, V, HeadLayout<G, V, CH, DIM>::NQ> &s,
+                               AttendState<CH, V, HeadLayout<G, V, CH, DIM>::NQ, Acc> &s,
                                const double (&r)[HeadLayout<G, V, CH, DIM>::NQ][NR], long long row, long long begin,
                                long long end, const Index *__restrict__ cols) {
   using L = HeadLayout<G, V, CH, DIM>;
@@ -167,8 +180,8 @@ GNNJIT_DEVICE void attendEdges(const Ops &ops, const SpmmTile<G, V, CH> &t,
           // One value per head (in m[0]), kept in the slot's first accumulator.
           float m[V];
           ops.message(m, e[q], r[q], row, col, p, f0);
-          double &a = s.acc[q * L::CPH][0];
-          a = Softmax ? a * step.rescale + (double)(step.weight * m[0]) : a + m[0];
+          Acc &a = s.acc[q * L::CPH][0];
+          a = Softmax ? a * step.rescale + Acc(step.weight * m[0]) : a + m[0];
           continue;
         }
 #pragma unroll
@@ -177,7 +190,7 @@ GNNJIT_DEVICE void attendEdges(const Ops &ops, const SpmmTile<G, V, CH> &t,
           ops.message(m, e[q], r[q], row, col, p, t.feature(c));
 #pragma unroll
           for (int v = 0; v < V; ++v)
-            s.acc[c][v] = Softmax ? s.acc[c][v] * step.rescale + (double)(step.weight * m[v]) : s.acc[c][v] + m[v];
+            s.acc[c][v] = Softmax ? s.acc[c][v] * step.rescale + Acc(step.weight * m[v]) : s.acc[c][v] + m[v];
         }
       }
     }
@@ -187,9 +200,9 @@ GNNJIT_DEVICE void attendEdges(const Ops &ops, const SpmmTile<G, V, CH> &t,
 /// The row's results through the epilogue; with Softmax divided by the
 /// softmax sum (an empty row gives 0), the log-sum-exps saved by each
 /// head's first lane, and with SaveValue the aggregate saved.
-template <int G, int V, int CH, int F, int DIM, int ODIM, bool Softmax, bool SaveValue, class Ops>
+template <int G, int V, int CH, int F, int DIM, int ODIM, bool Softmax, bool SaveValue, typename Acc, class Ops>
 GNNJIT_DEVICE void attendStore(const Ops &ops, const SpmmTile<G, V, CH> &t,
-                               const AttendState<CH, V, HeadLayout<G, V, CH, DIM>::NQ> &s, long long row) {
+                               const AttendState<CH, V, HeadLayout<G, V, CH, DIM>::NQ, Acc> &s, long long row) {
   using L = HeadLayout<G, V, CH, DIM>;
   float *out = ops.outputRow(row);
 #pragma unroll
@@ -242,7 +255,7 @@ GNNJIT_DEVICE void attendRows(const Ops &ops, long long numRows, const Index *__
     return; // split into segments instead
   double r[L::NQ][NR];
   rowSums<G, V, CH, F, DIM, NR>(ops, t, r, row);
-  AttendState<CH, V, L::NQ> s;
+  AttendState<CH, V, L::NQ, typename RowAccumulator<DIM>::Type> s;
   attendEdges<G, V, CH, F, DIM, ODIM, NT, NR, Softmax>(ops, t, s, r, row, begin, end, cols);
   attendStore<G, V, CH, F, DIM, ODIM, Softmax, SaveValue>(ops, t, s, row);
 }
@@ -288,7 +301,7 @@ GNNJIT_DEVICE void attendSegments(const Ops &ops, long long numSegments, const I
   const long long end = min(begin + Segment, (long long)offsets[row + 1]);
   double r[L::NQ][NR];
   rowSums<G, V, CH, F, DIM, NR>(ops, t, r, row);
-  AttendState<CH, V, L::NQ> s;
+  AttendState<CH, V, L::NQ, typename RowAccumulator<DIM>::Type> s;
   attendEdges<G, V, CH, F, DIM, ODIM, NT, NR, Softmax>(ops, t, s, r, row, begin, end, cols);
   // (A per-head aggregate's other accumulators stay 0: their partials too.)
   forOwnedFeatures<G, V, CH, F>(t, [&](int c, int v, int f) {
@@ -316,7 +329,7 @@ GNNJIT_DEVICE void attendCombine(const Ops &ops, long long numSegments, long lon
   if (heavy >= numHeavyRows)
     return;
   const long long row = heavyRows[heavy];
-  AttendState<CH, V, L::NQ> s;
+  AttendState<CH, V, L::NQ, typename RowAccumulator<DIM>::Type> s;
   for (long long seg = heavyFirstSegment[heavy]; seg < heavyFirstSegment[heavy + 1]; ++seg) {
 #pragma unroll
     for (int q = 0; q < L::NQ; ++q) {
@@ -356,7 +369,7 @@ GNNJIT_DEVICE void attendRanges(const Ops &ops, long long numRows, const Index *
   const long long edges = offsets[numRows];
   const long long per = (edges + numRanges - 1) / numRanges;
   const long long begin = min(edges, unit * per), end = min(edges, begin + per);
-  AttendState<CH, V, L::NQ> s;
+  AttendState<CH, V, L::NQ, double> s;
   if (begin < end) {
     // The row holding position begin: offsets[row] <= begin < offsets[row + 1].
     long long lo = 0, hi = numRows - 1;
