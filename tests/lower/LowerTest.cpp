@@ -1,6 +1,7 @@
 #include "dsl/Layer.h"
 #include "layers/Library.h"
 #include "lower/Canonicalize.h"
+#include "lower/KernelPlan.h"
 #include "lower/Pipeline.h"
 
 #include <doctest/doctest.h>
@@ -79,6 +80,58 @@ TEST_CASE("attention stages expose score and value; their backward stays attenti
   // parameter gradients all stay in the attention family.
   CHECK(attention == static_cast<int>(gatv2.backward.stages.size()));
   CHECK(transposed >= 1);
+}
+
+TEST_CASE("the backward merges attention sums of one input over the same edges into one") {
+  layers::LayerOptions options;
+  options.heads = 2;
+  const lower::LoweredLayer gatv2 = lowerLibrary("gatv2", options);
+  // xl's gradient through the value and through the score: one sum over
+  // out-edges (plus xr's over in-edges and att's over all edges).
+  REQUIRE(gatv2.backward.stages.size() == 3);
+  int outEdges = 0;
+  for (const lower::AggregationStage &b : gatv2.backward.stages)
+    outEdges += llvm::cast<Aggregate>(b.aggregate.get())->over() == Over::OutEdges;
+  CHECK(outEdges == 1);
+  for (const InputGradient &g : gatv2.backward.plan.gradients)
+    if (g.input->name == "xl") {
+      REQUIRE(g.terms.size() == 1);
+      CHECK(llvm::isa<Aggregate>(g.terms[0].get()));
+    }
+  // SpMM layers keep their terms as differentiation wrote them (merging
+  // would lose the weight x value form).
+  const lower::LoweredLayer gin = lowerLibrary("gin");
+  CHECK(gin.family() == Family::SpMM);
+  for (const lower::AggregationStage &b : gin.backward.stages)
+    CHECK(b.family != Family::Attention);
+}
+
+TEST_CASE("an attention layer's concatenated heads are element-wise in its aggregate") {
+  layers::LayerOptions options;
+  options.heads = 4;
+  const lower::LoweredLayer gat = lowerLibrary("gat", options);
+  const ExprPtr &out = gat.layer.outputs().front().value; // reshape of [4, D] into [1, 4D]
+  CHECK(llvm::isa<Reshape>(out.get()));
+  CHECK(lower::isElementwiseIn(out, *gat.forward[0].aggregate));
+  // A mean over heads reads several elements of the aggregate per element.
+  options.concat = false;
+  const lower::LoweredLayer mean = lowerLibrary("gat", options);
+  CHECK_FALSE(lower::isElementwiseIn(mean.layer.outputs().front().value, *mean.forward[0].aggregate));
+}
+
+TEST_CASE("GAT's per-head score gradients take the lanes of their [heads, dim] sums") {
+  layers::LayerOptions options;
+  options.heads = 4;
+  options.dim = 8;
+  const lower::LoweredLayer gat = lowerLibrary("gat", options);
+  int perHead = 0;
+  for (const lower::AggregationStage &b : gat.backward.stages)
+    if (b.family == Family::Attention && b.aggregate->shape() == Shape{4, 1}) {
+      ++perHead;
+      CHECK(lower::attentionLanes(b) == Shape{4, 8});
+    }
+  CHECK(perHead == 2);
+  CHECK(lower::attentionLanes(gat.forward[0]) == Shape{4, 8});
 }
 
 TEST_CASE("a sum of a message with destination data is a reduction") {
