@@ -62,26 +62,7 @@ public:
   HeadSums sums() const { return sums_; }
 
 private:
-  /// sum_dim of a [heads, dim] value that reads no other sum and no alpha
-  /// (those would need their own sums first: they are emitted as loops).
-  bool isHeadSum(const ExprNode &n) const {
-    const auto *sum = dyn_cast<SumAxis>(&n);
-    if (!sum || sum->axis() != Axis::Dim || n.operands()[0]->shape() != shape_)
-      return false;
-    std::vector<const ExprNode *> todo{n.operands()[0].get()};
-    while (!todo.empty()) {
-      const ExprNode *m = todo.back();
-      todo.pop_back();
-      const auto *saved = dyn_cast<Saved>(m);
-      if (isa<SumAxis>(m) || isa<EdgeSoftmax>(m) || (saved && saved->what() == SavedKind::SoftmaxProb))
-        return false;
-      if (isa<Aggregate>(m) || (saved && lower::readsComputed(saved->forward())))
-        continue; // read from a buffer
-      for (const ExprPtr &op : m->operands())
-        todo.push_back(op.get());
-    }
-    return true;
-  }
+  bool isHeadSum(const ExprNode &n) const { return lower::isLaneSum(n, shape_); }
 
   Shape shape_;
   Level rowLevel_;
@@ -96,7 +77,7 @@ public:
   AttentionWriter(const lower::PassPlan &plan, const lower::AttentionStep &step)
       : plan_(plan), step_(step), t_(step.config),
         agg_(step.mode == Mode::HeadSums ? nullptr : cast<Aggregate>(step.stage.aggregate.get())),
-        shape_(step.shape()), base_(fmt::format("gnnjit_{}_{}", plan.layer, step.label)),
+        shape_(step.lanes), base_(fmt::format("gnnjit_{}_{}", plan.layer, step.label)),
         places_(edgeLoopPlaces(plan, step.direction)) {
     places_.savedLse = plan.savedLseOf;
     places_.savedValues = plan.savedValueOf;
@@ -121,12 +102,11 @@ public:
   GeneratedModule write() {
     ParamList ops;
     SourceWriter members;
-    terms(members, ops, "rowTerms", "double (&r)[NR], long long row, int f", "r", sums_.row);
+    terms(members, ops, false, sums_.row);
     if (step_.mode == Mode::HeadSums) {
       sumRows(members, ops);
     } else {
-      terms(members, ops, "edgeTerms", "double (&e)[NT], long long row, index_t col, long long p, int f", "e",
-            sums_.edge);
+      terms(members, ops, true, sums_.edge);
       if (step_.mode == Mode::Softmax)
         score(members, ops);
       message(members, ops);
@@ -194,17 +174,17 @@ private:
   }
 
   /// An emit context whose node inputs read at element f + v of a full
-  /// [heads, dim] row come from one vector load per (input, end), and whose
-  /// per-head sums are the variables `sumArray`[k] (when given).
+  /// [heads, dim] row come from one vector load per (input, end), and (with
+  /// sumsInVariables) whose per-head sums are the variables r[k] and e[k].
   struct Emitting {
     ExprEmitContext context;
     LeafPlaces places;
     std::map<std::pair<std::string, Level>, std::string> vectors;
   };
-  std::unique_ptr<Emitting> emitting(SourceWriter &w, ParamList &ops, const std::string &sumArray) {
+  std::unique_ptr<Emitting> emitting(SourceWriter &w, ParamList &ops, bool sumsInVariables) {
     auto em = std::make_unique<Emitting>();
     em->places = places_;
-    if (!sumArray.empty()) {
+    if (sumsInVariables) {
       for (size_t k = 0; k < sums_.row.size(); ++k)
         em->places.inVariables[sums_.row[k].get()] = fmt::format("r[{}]", k);
       for (size_t k = 0; k < sums_.edge.size(); ++k)
@@ -245,18 +225,17 @@ private:
 
   /// rowTerms / edgeTerms: each sum's operand at elements f .. f + V - 1
   /// added into its slot.
-  void terms(SourceWriter &w, ParamList &ops, const char *name, const char *params, const char *array,
-             const std::vector<ExprPtr> &sums) {
-    auto fn = w.scope("GNNJIT_DEVICE void {}({}) const", name, params);
+  void terms(SourceWriter &w, ParamList &ops, bool perEdge, const std::vector<ExprPtr> &sums) {
+    const char *array = perEdge ? "e" : "r";
+    auto fn = w.scope("{}", perEdge ? "GNNJIT_DEVICE void edgeTerms(double (&e)[NT], long long row, index_t col, "
+                                      "long long p, int f) const"
+                                    : "GNNJIT_DEVICE void rowTerms(double (&r)[NR], long long row, int f) const");
     w.line("(void){};", array);
-    if (std::string(name) == "edgeTerms")
-      w.line("(void)row; (void)col; (void)p;");
-    else
-      w.line("(void)row;");
+    w.line("{}", perEdge ? "(void)row; (void)col; (void)p;" : "(void)row;");
     if (sums.empty())
       return;
     w.line("const int h = f / LDIM, d0 = f % LDIM;");
-    auto em = emitting(w, ops, "");
+    auto em = emitting(w, ops, false);
     ExprEmitter emitter(w, em->context);
     for (int v = 0; v < t_.vec; ++v)
       for (size_t k = 0; k < sums.size(); ++k)
@@ -267,7 +246,7 @@ private:
     auto fn = w.scope("GNNJIT_DEVICE float score(const double (&e)[NT], const double (&r)[NR], long long row, "
                       "index_t col, long long p, int h) const");
     w.line("(void)e; (void)r; (void)row; (void)col; (void)p;");
-    auto em = emitting(w, ops, "sums");
+    auto em = emitting(w, ops, true);
     ExprEmitter emitter(w, em->context);
     w.line("return {};", emitter.element(step_.stage.score, "h", "0"));
   }
@@ -278,7 +257,7 @@ private:
     w.line("(void)e; (void)r; (void)row; (void)col; (void)p;");
     w.line("const int h = f / LDIM, d0 = f % LDIM;");
     w.line("(void)h; (void)d0;");
-    auto em = emitting(w, ops, "sums");
+    auto em = emitting(w, ops, true);
     ExprEmitter emitter(w, em->context);
     if (step_.perHead()) { // the head's one value
       w.line("m[0] = {};", emitter.element(message_, "h", "0"));

@@ -88,7 +88,7 @@ struct StepJson {
     ordered_json aggregate = nullptr;
     if (s.mode != Mode::HeadSums)
       aggregate = aggregateJson(s.stage, s.aggregate);
-    ordered_json j = base("attention", std::move(aggregate), s.target, "generated", std::move(tuning), s.shape().size());
+    ordered_json j = base("attention", std::move(aggregate), s.target, "generated", std::move(tuning), s.lanes.size());
     if (s.mode == Mode::HeadSums) {
       ordered_json sums = ordered_json::array();
       for (const auto &[sum, scratch] : s.headSums)

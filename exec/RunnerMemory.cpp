@@ -70,7 +70,7 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
     }
     if (const auto *s = std::get_if<lower::AttentionStep>(&step)) {
       arrays.csrs.insert(s->direction);
-      const dsl::Shape shape = s->shape();
+      const dsl::Shape shape = s->lanes;
       if (s->mode == lower::AttentionStep::Mode::HeadSums)
         ; // writes scratch buffers the plan lists
       else if (s->mode == lower::AttentionStep::Mode::EdgeSum)

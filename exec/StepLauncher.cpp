@@ -128,7 +128,7 @@ private:
     LaunchFrame frame;
     frame.direction = s.direction;
     frame.numRows = graph_.numNodes();
-    const dsl::Shape shape = s.shape();
+    const dsl::Shape shape = s.lanes;
     if (s.mode == lower::AttentionStep::Mode::HeadSums) {
       launch(0, frame);
       return;

@@ -116,7 +116,6 @@ lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pas
     if (stage.family == lower::Family::Attention && over != dsl::Over::AllNodes) {
       AttentionInputs in;
       in.degrees = over == dsl::Over::OutEdges ? facts.out : facts.in;
-      in.local = facts.local;
       const dsl::Shape lanes = lower::attentionLanes(stage);
       in.heads = lanes.heads;
       in.dim = lanes.dim;

@@ -74,7 +74,6 @@ lower::RowTiling tileRows(const SpmmInputs &in, const RuleOptions &options);
 /// One attention stage as the rule sees it.
 struct AttentionInputs {
   DegreeFacts degrees; ///< of the rows the kernel walks
-  bool local = false;
   int64_t heads = 1, dim = 1;
   bool aligned = true; ///< node inputs allow 16-byte vector loads
 };

@@ -143,7 +143,6 @@ struct AttentionStep {
   /// operands' of the per-head sums its message reads.
   dsl::Shape lanes;
   std::vector<KernelEntry> kernels;
-  dsl::Shape shape() const { return lanes; }
   /// The aggregate has one value per head while lanes hold [heads, dim].
   bool perHead() const {
     return mode != Mode::HeadSums && stage.aggregate->shape().dim == 1 && lanes.dim > 1;
@@ -152,6 +151,12 @@ struct AttentionStep {
 
 /// The lane shape of an attention stage (AttentionStep::lanes).
 dsl::Shape attentionLanes(const AggregationStage &stage);
+
+/// Whether `n` is a per-head sum the attention kernels' lanes add and reduce:
+/// sum_dim of a `lanes`-shaped value that reads no other sum and no alpha
+/// (aggregates and saved values are read from buffers). Other sums are
+/// emitted as loops.
+bool isLaneSum(const dsl::ExprNode &n, const dsl::Shape &lanes);
 
 /// Per-edge targets (edge inputs' gradients), evaluated at every edge of
 /// the incoming CSR and written at the edge's id.

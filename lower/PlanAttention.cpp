@@ -35,6 +35,25 @@ void checkHeadTiling(const std::string &layer, const RowTiling &t, int64_t dim, 
 
 } // namespace
 
+bool isLaneSum(const ExprNode &n, const Shape &lanes) {
+  const auto *sum = llvm::dyn_cast<SumAxis>(&n);
+  if (!sum || sum->axis() != Axis::Dim || n.operands()[0]->shape() != lanes)
+    return false;
+  std::vector<const ExprNode *> todo{n.operands()[0].get()};
+  while (!todo.empty()) {
+    const ExprNode *m = todo.back();
+    todo.pop_back();
+    const auto *saved = llvm::dyn_cast<Saved>(m);
+    if (llvm::isa<SumAxis>(m) || llvm::isa<EdgeSoftmax>(m) || (saved && saved->what() == SavedKind::SoftmaxProb))
+      return false;
+    if (llvm::isa<Aggregate>(m) || (saved && readsComputed(saved->forward())))
+      continue; // read from a buffer
+    for (const ExprPtr &op : m->operands())
+      todo.push_back(op.get());
+  }
+  return true;
+}
+
 Shape attentionLanes(const AggregationStage &stage) {
   const Shape shape = stage.aggregate->shape();
   if (shape.dim != 1)
@@ -138,25 +157,6 @@ std::vector<ExprPtr> farEndHeadSums(const PlanContext &c) {
   return found;
 }
 
-/// Whether the attention kernels' lanes can add `sum`: sum_dim of a value
-/// that reads no other sum and no alpha (aggregates and saved values are
-/// read from buffers).
-bool laneSummable(const ExprPtr &sum) {
-  std::vector<const ExprNode *> todo{sum->operands()[0].get()};
-  while (!todo.empty()) {
-    const ExprNode *n = todo.back();
-    todo.pop_back();
-    const auto *saved = llvm::dyn_cast<Saved>(n);
-    if (llvm::isa<SumAxis>(n) || llvm::isa<EdgeSoftmax>(n) || (saved && saved->what() == SavedKind::SoftmaxProb))
-      return false;
-    if (llvm::isa<Aggregate>(n) || (saved && readsComputed(saved->forward())))
-      continue;
-    for (const ExprPtr &op : n->operands())
-      todo.push_back(op.get());
-  }
-  return true;
-}
-
 } // namespace
 
 void planAttentionPrologue(PlanContext &c, const PassConfig &config) {
@@ -176,12 +176,12 @@ void planAttentionPrologue(PlanContext &c, const PassConfig &config) {
           cast<Aggregate>(c.stages[k].aggregate.get())->over() != Over::AllEdges)
         tiling = a;
     const int scratch = c.addScratch(*sum, sum->shape().size(), false);
-    if (!tiling || !laneSummable(sum)) {
+    if (!tiling || !isLaneSum(*sum, shape)) {
       fallback.outputs.push_back({"", sum, scratch});
       fallback.width = std::max(fallback.width, sum->shape().size());
       continue;
     }
-    auto same = std::find_if(steps.begin(), steps.end(), [&](const AttentionStep &s) { return s.shape() == shape; });
+    auto same = std::find_if(steps.begin(), steps.end(), [&](const AttentionStep &s) { return s.lanes == shape; });
     if (same == steps.end()) {
       AttentionStep step;
       step.mode = AttentionStep::Mode::HeadSums;

@@ -337,7 +337,7 @@ std::string PassPlan::describe() const {
     std::string operator()(const AttentionStep &s) const {
       if (s.mode == AttentionStep::Mode::HeadSums)
         return fmt::format("attention per-head sums at nodes ({} of {}) [generated {}]\n", s.headSums.size(),
-                           shapeText(s.shape()), s.config.print());
+                           shapeText(s.lanes), s.config.print());
       const char *mode = s.mode == AttentionStep::Mode::Softmax ? "online softmax"
                          : s.mode == AttentionStep::Mode::Sum   ? "sum, alpha from the saved log-sum-exp"
                                                                 : "sum over edge ranges";

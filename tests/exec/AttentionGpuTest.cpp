@@ -16,6 +16,7 @@
 #include "ref/Executor.h"
 #include "support/Random.h"
 
+#include "GpuLayerCheck.h"
 #include "TestData.h"
 
 #include <doctest/doctest.h>
@@ -29,14 +30,15 @@ using namespace gnnjit::exec;
 
 namespace {
 
-constexpr double kTolerance = 1e-4;
-int checks = 0;
+using test::checkAgainst;
+using test::Expected;
+using test::runAndCheck;
 
 /// Inputs on a grid of 1/256 in [-1, 1): a dot product of two rows of up to
 /// 256 of them is exact in float, so a score's sign at a LeakyReLU's kink is
 /// the reference's (a near-zero score computed in float can land on the
 /// other side, and the slopes differ 5x: a true disagreement, not an error).
-ref::TensorMap randomInputs(const std::vector<dsl::InputPtr> &decls, const graph::Graph &g, uint64_t seed) {
+ref::TensorMap gridInputs(const std::vector<dsl::InputPtr> &decls, const graph::Graph &g, uint64_t seed) {
   Rng rng(seed);
   ref::TensorMap t;
   for (const dsl::InputPtr &d : decls) {
@@ -47,6 +49,9 @@ ref::TensorMap randomInputs(const std::vector<dsl::InputPtr> &decls, const graph
   }
   return t;
 }
+
+/// The layer's reference results on `g`, from inputs on that grid.
+Expected reference(const dsl::Layer &layer, const graph::Graph &g) { return test::reference(layer, g, gridInputs); }
 
 struct AttentionCase {
   std::string label;
@@ -88,62 +93,6 @@ std::vector<AttentionCase> attentionCases() {
   };
 }
 
-struct Expected {
-  lower::LoweredLayer lowered;
-  ref::TensorMap inputs, backwardInputs, outputs, gradients;
-};
-
-Expected reference(const dsl::Layer &layer, const graph::Graph &g) {
-  Expected e{lower::lowerLayer(layer), {}, {}, {}, {}};
-  e.inputs = randomInputs(e.lowered.layer.inputs(), g, 17);
-  e.outputs = ref::forward(e.lowered.layer, g, e.inputs);
-  e.backwardInputs = e.inputs;
-  for (auto &[name, t] : randomInputs(e.lowered.backward.plan.outputGradients, g, 29))
-    e.backwardInputs[name] = std::move(t);
-  e.gradients = ref::backward(e.lowered.layer, e.lowered.backward.plan, g, e.backwardInputs);
-  return e;
-}
-
-void checkAgainst(const ref::TensorMap &expected, const DeviceTensors &actual, const std::string &what) {
-  for (const auto &[name, t] : expected) {
-    const auto it = actual.find(name);
-    REQUIRE_MESSAGE(it != actual.end(), what << ": no result " << name);
-    const Agreement a = compare(t, it->second);
-    ++checks;
-    if (!(a.worst <= kTolerance))
-      FAIL_CHECK(what << ": " << name << " off by " << a.worst << " at [" << a.row << ", " << a.col << "]: expected "
-                      << a.expected << ", got " << a.actual);
-  }
-}
-
-/// Runs forward and backward twice; checks both against the reference and
-/// that the second run's gradients equal the first's bit for bit.
-void runAndCheck(const Expected &e, const graph::Graph &g, const std::string &what, const RuleOptions &rule = {}) {
-  DeviceGraph dg(g);
-  RunnerOptions options;
-  options.rule = rule;
-  LayerRunner runner(e.lowered, dg, options);
-  const UploadedTensors in(e.inputs);
-  checkAgainst(e.outputs, runner.forward(in.tensors()), what + " forward");
-  const UploadedTensors bin(e.backwardInputs);
-  const DeviceTensors &grads = runner.backward(bin.tensors());
-  checkAgainst(e.gradients, grads, what + " backward");
-  std::map<std::string, ref::Tensor> first;
-  for (const auto &[name, t] : grads)
-    first[name] = download(t);
-  runner.forward(in.tensors());
-  for (const auto &[name, t] : runner.backward(bin.tensors()))
-    if (download(t).values != first.at(name).values)
-      FAIL_CHECK(what << ": the gradient of " << name << " changed between two runs");
-}
-
-std::unique_ptr<graph::Graph> load(const std::string &spec, graph::IndexChoice index = graph::IndexChoice::Int32) {
-  graph::BuildOptions options;
-  options.index = index;
-  auto g = std::make_unique<graph::Graph>(graph::Graph::fromEdges(graph::loadGraphSource(spec).edges, options));
-  g->setName(spec);
-  return g;
-}
 
 /// Every case (or those in `only`) at (heads, dim) each.
 void sweep(const graph::Graph &g, const std::vector<std::pair<int64_t, int64_t>> &shapes,
@@ -167,28 +116,28 @@ TEST_CASE("every attention layer on every shared dataset") {
   for (const char *name : {"cora", "citeseer", "pubmed", "squirrel", "tolokers", "email-Eu-core"}) {
     if (!test::sharedFile(name))
       return;
-    sweep(*load(name), {{4, 32}, {1, 7}});
+    sweep(*test::loadGraph(name), {{4, 32}, {1, 7}});
   }
-  MESSAGE(checks << " tensors checked");
+  MESSAGE(test::gpuChecks << " tensors checked");
 }
 
 TEST_CASE("heads 1, 2, 4, 8 by head dims 1, 7, 32, 64, 128, 256") {
-  const auto g = load("rmat:scale=9,ef=8,seed=4");
+  const auto g = test::loadGraph("rmat:scale=9,ef=8,seed=4");
   for (int64_t heads : {1, 2, 4, 8})
     for (int64_t dim : {1, 7, 32, 64, 128, 256})
       sweep(*g, {{heads, dim}}, {"gatv2", "transformer edge"});
   sweep(*g, {{2, 64}, {8, 1}}, {"gat", "agnn", "distance_attention"});
-  MESSAGE(checks << " tensors checked");
+  MESSAGE(test::gpuChecks << " tensors checked");
 }
 
 TEST_CASE("generated graphs: hubs in segments, grid, random, clustered; int64") {
-  sweep(*load("rmat:scale=11,ef=16,seed=1"), {{4, 32}, {3, 7}, {2, 128}});
-  sweep(*load("rmat:scale=11,ef=16,seed=1", graph::IndexChoice::Int64), {{4, 32}, {3, 7}});
+  sweep(*test::loadGraph("rmat:scale=11,ef=16,seed=1"), {{4, 32}, {3, 7}, {2, 128}});
+  sweep(*test::loadGraph("rmat:scale=11,ef=16,seed=1", graph::IndexChoice::Int64), {{4, 32}, {3, 7}});
   const std::vector<std::string> some = {"gatv2", "gat", "transformer edge", "distance_attention"};
-  sweep(*load("grid:side=40"), {{4, 32}}, some);
-  sweep(*load("er:n=3000,deg=12,seed=2"), {{4, 32}}, some);
-  sweep(*load("sbm:n=2000,blocks=8,din=10,dout=2,seed=3"), {{4, 32}}, some);
-  MESSAGE(checks << " tensors checked");
+  sweep(*test::loadGraph("grid:side=40"), {{4, 32}}, some);
+  sweep(*test::loadGraph("er:n=3000,deg=12,seed=2"), {{4, 32}}, some);
+  sweep(*test::loadGraph("sbm:n=2000,blocks=8,din=10,dout=2,seed=3"), {{4, 32}}, some);
+  MESSAGE(test::gpuChecks << " tensors checked");
 }
 
 TEST_CASE("forced heavy rows: segments merge softmax states and sums in order") {
@@ -196,7 +145,7 @@ TEST_CASE("forced heavy rows: segments merge softmax states and sums in order") 
   RuleOptions rule;
   rule.heavyThreshold = 16;
   rule.segmentLength = 8;
-  sweep(*load("rmat:scale=10,ef=16,seed=7"), {{4, 32}, {2, 7}, {1, 256}}, {}, rule);
+  sweep(*test::loadGraph("rmat:scale=10,ef=16,seed=7"), {{4, 32}, {2, 7}, {1, 256}}, {}, rule);
 }
 
 TEST_CASE("a star with one node of in-degree 10^6, isolated nodes, and a graph without edges") {
@@ -227,7 +176,7 @@ TEST_CASE("isolated nodes give 0 and a log-sum-exp of -inf") {
   const lower::LoweredLayer lowered = lower::lowerLayer(library("gatv2", 2, 4, [](layers::LayerOptions &) {}));
   DeviceGraph dg(g);
   LayerRunner runner(lowered, dg);
-  const ref::TensorMap inputs = randomInputs(lowered.layer.inputs(), g, 5);
+  const ref::TensorMap inputs = gridInputs(lowered.layer.inputs(), g, 5);
   const UploadedTensors in(inputs);
   const ref::Tensor out = download(runner.forward(in.tensors()).at("out"));
   for (int64_t i : {0, 2, 4, 5})

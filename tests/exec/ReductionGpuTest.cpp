@@ -15,6 +15,7 @@
 #include "support/Random.h"
 
 #include "ReductionTestLayers.h"
+#include "GpuLayerCheck.h"
 #include "TestData.h"
 
 #include <doctest/doctest.h>
@@ -28,8 +29,9 @@ using namespace gnnjit::exec;
 
 namespace {
 
-constexpr double kTolerance = 1e-4;
-int checks = 0;
+using test::checkAgainst;
+using test::Expected;
+using test::runAndCheck;
 
 /// Inputs on a grid of 1/1024 in [-1, 1): a sum or product of two of them
 /// is exact in float, so the GPU's max picks the edge the fp64 reference
@@ -46,62 +48,9 @@ ref::TensorMap gridInputs(const std::vector<dsl::InputPtr> &decls, const graph::
   return t;
 }
 
-struct Expected {
-  lower::LoweredLayer lowered;
-  ref::TensorMap inputs, backwardInputs, outputs, gradients;
-};
+/// The layer's reference results on `g`, from inputs on that grid.
+Expected reference(const dsl::Layer &layer, const graph::Graph &g) { return test::reference(layer, g, gridInputs); }
 
-Expected reference(const dsl::Layer &layer, const graph::Graph &g) {
-  Expected e{lower::lowerLayer(layer), {}, {}, {}, {}};
-  e.inputs = gridInputs(e.lowered.layer.inputs(), g, 17);
-  e.outputs = ref::forward(e.lowered.layer, g, e.inputs);
-  e.backwardInputs = e.inputs;
-  for (auto &[name, t] : gridInputs(e.lowered.backward.plan.outputGradients, g, 29))
-    e.backwardInputs[name] = std::move(t);
-  e.gradients = ref::backward(e.lowered.layer, e.lowered.backward.plan, g, e.backwardInputs);
-  return e;
-}
-
-void checkAgainst(const ref::TensorMap &expected, const DeviceTensors &actual, const std::string &what) {
-  for (const auto &[name, t] : expected) {
-    const auto it = actual.find(name);
-    REQUIRE_MESSAGE(it != actual.end(), what << ": no result " << name);
-    const Agreement a = compare(t, it->second);
-    ++checks;
-    if (!(a.worst <= kTolerance))
-      FAIL_CHECK(what << ": " << name << " off by " << a.worst << " at [" << a.row << ", " << a.col << "]: expected "
-                      << a.expected << ", got " << a.actual);
-  }
-}
-
-/// Runs forward and backward twice; checks both against the reference and
-/// that the second run's gradients equal the first's bit for bit.
-void runAndCheck(const Expected &e, const graph::Graph &g, const std::string &what, const RuleOptions &rule = {}) {
-  DeviceGraph dg(g);
-  RunnerOptions options;
-  options.rule = rule;
-  LayerRunner runner(e.lowered, dg, options);
-  const UploadedTensors in(e.inputs);
-  checkAgainst(e.outputs, runner.forward(in.tensors()), what + " forward");
-  const UploadedTensors bin(e.backwardInputs);
-  const DeviceTensors &grads = runner.backward(bin.tensors());
-  checkAgainst(e.gradients, grads, what + " backward");
-  std::map<std::string, ref::Tensor> first;
-  for (const auto &[name, t] : grads)
-    first[name] = download(t);
-  runner.forward(in.tensors());
-  for (const auto &[name, t] : runner.backward(bin.tensors()))
-    if (download(t).values != first.at(name).values)
-      FAIL_CHECK(what << ": the gradient of " << name << " changed between two runs");
-}
-
-std::unique_ptr<graph::Graph> load(const std::string &spec, graph::IndexChoice index = graph::IndexChoice::Int32) {
-  graph::BuildOptions options;
-  options.index = index;
-  auto g = std::make_unique<graph::Graph>(graph::Graph::fromEdges(graph::loadGraphSource(spec).edges, options));
-  g->setName(spec);
-  return g;
-}
 
 /// Every case (or those in `only`) at every width; max and min layers also
 /// with their backward over the transpose instead of the arg scatter, and
@@ -131,21 +80,21 @@ TEST_CASE("every reduction layer on every shared dataset") {
   for (const char *name : {"cora", "citeseer", "pubmed", "squirrel", "tolokers", "email-Eu-core"}) {
     if (!test::sharedFile(name))
       return;
-    sweep(*load(name), {3, 32});
+    sweep(*test::loadGraph(name), {3, 32});
   }
-  sweep(*load("cora"), {1, 128, 130, 512});
-  MESSAGE(checks << " tensors checked");
+  sweep(*test::loadGraph("cora"), {1, 128, 130, 512});
+  MESSAGE(test::gpuChecks << " tensors checked");
 }
 
 TEST_CASE("generated graphs: hubs in segments, grid, random, clustered; int64") {
   const std::vector<std::string> some = {"sage max", "edgeconv max", "edgeconv mean", "gated_difference",
                                          "edge_gate max", "edge_affine"};
-  sweep(*load("rmat:scale=11,ef=16,seed=1"), {1, 3, 32, 128, 130, 512});
-  sweep(*load("rmat:scale=11,ef=16,seed=1", graph::IndexChoice::Int64), {3, 130});
-  sweep(*load("grid:side=40"), {1, 32, 130}, some);
-  sweep(*load("er:n=3000,deg=12,seed=2"), {1, 32, 130}, some);
-  sweep(*load("sbm:n=2000,blocks=8,din=10,dout=2,seed=3"), {1, 32, 130}, some);
-  MESSAGE(checks << " tensors checked");
+  sweep(*test::loadGraph("rmat:scale=11,ef=16,seed=1"), {1, 3, 32, 128, 130, 512});
+  sweep(*test::loadGraph("rmat:scale=11,ef=16,seed=1", graph::IndexChoice::Int64), {3, 130});
+  sweep(*test::loadGraph("grid:side=40"), {1, 32, 130}, some);
+  sweep(*test::loadGraph("er:n=3000,deg=12,seed=2"), {1, 32, 130}, some);
+  sweep(*test::loadGraph("sbm:n=2000,blocks=8,din=10,dout=2,seed=3"), {1, 32, 130}, some);
+  MESSAGE(test::gpuChecks << " tensors checked");
 }
 
 TEST_CASE("a star with one node of in-degree 10^6, and a graph without edges") {

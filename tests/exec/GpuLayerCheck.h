@@ -1,0 +1,93 @@
+// What the reduction and attention GPU tests share: a layer's fp64
+// reference results on a graph, the comparison of GPU results with them
+// (scaled error <= 1e-4), and a forward + backward run twice whose gradients
+// must be bitwise identical. Each test supplies how its inputs are drawn.
+#pragma once
+
+#include "exec/HostTransfer.h"
+#include "exec/LayerRunner.h"
+#include "graph/GraphSource.h"
+#include "lower/Pipeline.h"
+#include "ref/Executor.h"
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace gnnjit::test {
+
+inline constexpr double kGpuTolerance = 1e-4;
+
+/// Tensors checked so far (each test program reports its count).
+inline int gpuChecks = 0;
+
+/// Host inputs for `decls` on `g`, from `seed`.
+using InputDraw =
+    std::function<ref::TensorMap(const std::vector<dsl::InputPtr> &decls, const graph::Graph &g, uint64_t seed)>;
+
+struct Expected {
+  lower::LoweredLayer lowered;
+  ref::TensorMap inputs, backwardInputs, outputs, gradients;
+};
+
+/// The reference forward and backward of `layer` on `g`: inputs drawn with
+/// seed 17, output gradients with seed 29.
+inline Expected reference(const dsl::Layer &layer, const graph::Graph &g, const InputDraw &draw) {
+  Expected e{lower::lowerLayer(layer), {}, {}, {}, {}};
+  e.inputs = draw(e.lowered.layer.inputs(), g, 17);
+  e.outputs = ref::forward(e.lowered.layer, g, e.inputs);
+  e.backwardInputs = e.inputs;
+  for (auto &[name, t] : draw(e.lowered.backward.plan.outputGradients, g, 29))
+    e.backwardInputs[name] = std::move(t);
+  e.gradients = ref::backward(e.lowered.layer, e.lowered.backward.plan, g, e.backwardInputs);
+  return e;
+}
+
+inline void checkAgainst(const ref::TensorMap &expected, const exec::DeviceTensors &actual, const std::string &what) {
+  for (const auto &[name, t] : expected) {
+    const auto it = actual.find(name);
+    REQUIRE_MESSAGE(it != actual.end(), what << ": no result " << name);
+    const exec::Agreement a = exec::compare(t, it->second);
+    ++gpuChecks;
+    if (!(a.worst <= kGpuTolerance))
+      FAIL_CHECK(what << ": " << name << " off by " << a.worst << " at [" << a.row << ", " << a.col << "]: expected "
+                      << a.expected << ", got " << a.actual);
+  }
+}
+
+/// Runs forward and backward twice; checks both against the reference and
+/// that the second run's gradients equal the first's bit for bit.
+inline void runAndCheck(const Expected &e, const graph::Graph &g, const std::string &what,
+                        const exec::RuleOptions &rule = {}) {
+  exec::DeviceGraph dg(g);
+  exec::RunnerOptions options;
+  options.rule = rule;
+  exec::LayerRunner runner(e.lowered, dg, options);
+  const exec::UploadedTensors in(e.inputs);
+  checkAgainst(e.outputs, runner.forward(in.tensors()), what + " forward");
+  const exec::UploadedTensors bin(e.backwardInputs);
+  const exec::DeviceTensors &grads = runner.backward(bin.tensors());
+  checkAgainst(e.gradients, grads, what + " backward");
+  std::map<std::string, ref::Tensor> first;
+  for (const auto &[name, t] : grads)
+    first[name] = exec::download(t);
+  runner.forward(in.tensors());
+  for (const auto &[name, t] : runner.backward(bin.tensors()))
+    if (exec::download(t).values != first.at(name).values)
+      FAIL_CHECK(what << ": the gradient of " << name << " changed between two runs");
+}
+
+/// The graph of `spec` with `index`, named after the spec.
+inline std::unique_ptr<graph::Graph> loadGraph(const std::string &spec,
+                                               graph::IndexChoice index = graph::IndexChoice::Int32) {
+  graph::BuildOptions options;
+  options.index = index;
+  auto g = std::make_unique<graph::Graph>(graph::Graph::fromEdges(graph::loadGraphSource(spec).edges, options));
+  g->setName(spec);
+  return g;
+}
+
+} // namespace gnnjit::test
