@@ -76,7 +76,7 @@ class AttentionWriter {
 public:
   AttentionWriter(const lower::PassPlan &plan, const lower::AttentionStep &step)
       : plan_(plan), step_(step), t_(step.config),
-        agg_(step.mode == Mode::HeadSums ? nullptr : cast<Aggregate>(step.stage.aggregate.get())),
+        agg_(step.mode == Mode::HeadSums ? nullptr : cast<Aggregate>(step.outputs[0].stage.aggregate.get())),
         shape_(step.lanes), base_(fmt::format("gnnjit_{}_{}", plan.layer, step.label)),
         places_(edgeLoopPlaces(plan, step.direction)) {
     places_.savedLse = plan.savedLseOf;
@@ -88,13 +88,13 @@ public:
       }
       return;
     }
-    message_ = step.mode == Mode::Softmax ? step.stage.value : agg_->message();
+    message_ = step.mode == Mode::Softmax ? step.outputs[0].stage.value : agg_->message();
     if (!message_)
       throwInternalError("attention step {} without a message", step.label);
     HeadSumCollector collect(shape_, step.direction == lower::Direction::In ? Level::Dst : Level::Src,
                              places_.inBuffers);
     if (step.mode == Mode::Softmax)
-      collect.visit(step.stage.score);
+      collect.visit(step.outputs[0].stage.score);
     collect.visit(message_);
     sums_ = collect.sums();
   }
@@ -112,8 +112,9 @@ public:
       message(members, ops);
     }
     if (step_.mode == Mode::Softmax || step_.mode == Mode::Sum) {
-      writeFinish(members, ops, ownRowPlaces(plan_.weighted), {}, step_.fusedOutput, *step_.stage.aggregate);
-      writeOutputRow(members, ops, step_.target, step_.aggregate);
+      const lower::AttentionOutput &o = step_.outputs[0];
+      writeFinish(members, ops, ownRowPlaces(plan_.weighted), {}, o.fusedOutput, *o.stage.aggregate);
+      writeOutputRow(members, ops, o.target, o.aggregate);
     }
     savedRow(members, ops, "lseRow", step_.savedLse);
     savedRow(members, ops, "valueRow", step_.savedValue);
@@ -155,7 +156,7 @@ public:
   }
 
 private:
-  int64_t outputDim() const { return step_.perHead() ? 1 : shape_.dim; }
+  int64_t outputDim() const { return step_.mode != Mode::HeadSums && step_.perHead(0) ? 1 : shape_.dim; }
 
   std::string what() const {
     switch (step_.mode) {
@@ -248,7 +249,7 @@ private:
     w.line("(void)e; (void)r; (void)row; (void)col; (void)p;");
     auto em = emitting(w, ops, true);
     ExprEmitter emitter(w, em->context);
-    w.line("return {};", emitter.element(step_.stage.score, "h", "0"));
+    w.line("return {};", emitter.element(step_.outputs[0].stage.score, "h", "0"));
   }
 
   void message(SourceWriter &w, ParamList &ops) {
@@ -259,7 +260,7 @@ private:
     w.line("(void)h; (void)d0;");
     auto em = emitting(w, ops, true);
     ExprEmitter emitter(w, em->context);
-    if (step_.perHead()) { // the head's one value
+    if (step_.perHead(0)) { // the head's one value
       w.line("m[0] = {};", emitter.element(message_, "h", "0"));
       for (int v = 1; v < t_.vec; ++v)
         w.line("m[{}] = 0.0f;", v);
@@ -295,8 +296,9 @@ private:
     ParamList params;
     const std::string partials = params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
     const std::string count = params.use(ParamKind::NumPartials, "", "num_partials", "long long");
-    const std::string sum = params.use(ParamKind::AggregateData, std::to_string(step_.aggregate),
-                                       aggregateParamName(step_.aggregate), "float* __restrict__");
+    const int aggregate = step_.outputs[0].aggregate;
+    const std::string sum = params.use(ParamKind::AggregateData, std::to_string(aggregate),
+                                       aggregateParamName(aggregate), "float* __restrict__");
     out.blank();
     auto fn = out.scope("{}", kernelSignature(e.entry, e.launch.block, params));
     out.line("gnnjit::device::attendFinish<{}, {}>({}, {}, {});", e.launch.width, e.launch.block, partials, count, sum);

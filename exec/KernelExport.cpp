@@ -86,9 +86,19 @@ struct StepJson {
     ordered_json tuning = tuningJson(s.config);
     tuning["range_edges"] = s.config.rangeEdges;
     ordered_json aggregate = nullptr;
-    if (s.mode != Mode::HeadSums)
-      aggregate = aggregateJson(s.stage, s.aggregate);
-    ordered_json j = base("attention", std::move(aggregate), s.target, "generated", std::move(tuning), s.lanes.size());
+    std::string target;
+    if (!s.outputs.empty()) { // the first; the others under "also"
+      aggregate = aggregateJson(s.outputs[0].stage, s.outputs[0].aggregate);
+      target = s.outputs[0].target;
+    }
+    ordered_json j = base("attention", std::move(aggregate), target, "generated", std::move(tuning), s.lanes.size());
+    if (s.outputs.size() > 1) {
+      ordered_json also = ordered_json::array();
+      for (size_t k = 1; k < s.outputs.size(); ++k)
+        also.push_back({{"aggregate", aggregateJson(s.outputs[k].stage, s.outputs[k].aggregate)},
+                        {"target", orNull(s.outputs[k].target)}});
+      j["also"] = std::move(also);
+    }
     if (s.mode == Mode::HeadSums) {
       ordered_json sums = ordered_json::array();
       for (const auto &[sum, scratch] : s.headSums)

@@ -107,6 +107,14 @@ struct ArgScatterStep {
   std::vector<KernelEntry> kernels; ///< bound, scatter, convert
 };
 
+/// One aggregate an attention step sums, and where its result goes.
+struct AttentionOutput {
+  AggregationStage stage;
+  std::string target;       ///< the target written, or empty
+  int aggregate = -1;       ///< else the scratch buffer written
+  dsl::ExprPtr fusedOutput; ///< the target's value, element-wise in the aggregate
+};
+
 /// An attention-family edge loop (codegen/device/attention.cuh). Per row of
 /// the CSR it walks and per edge, the per-head sums (over the head dim) its
 /// expressions read are computed by the lanes of each head and reduced
@@ -125,14 +133,13 @@ struct ArgScatterStep {
 ///    into scratch buffers of heads floats per node; no edges, no aggregate.
 struct AttentionStep {
   enum class Mode : uint8_t { Softmax, Sum, EdgeSum, HeadSums };
-  AggregationStage stage;
   AttentionConfig config;
   Mode mode = Mode::Softmax;
   Direction direction = Direction::In;
   std::string label;
-  std::string target;       ///< the target written, or empty
-  int aggregate = -1;       ///< else the scratch buffer written
-  dsl::ExprPtr fusedOutput; ///< the target's value, element-wise in the aggregate
+  /// The aggregates the edge loop sums, each with where it goes: one for
+  /// Softmax and EdgeSum, none for HeadSums.
+  std::vector<AttentionOutput> outputs;
   std::string savedLse;     ///< Softmax: the saved buffer of log-sum-exps it writes (N x heads)
   std::string savedValue;   ///< Softmax: the saved buffer of the aggregate it writes, or empty
   /// HeadSums: the sums (sum_dim nodes at destinations, of one operand
@@ -143,10 +150,8 @@ struct AttentionStep {
   /// operands' of the per-head sums its message reads.
   dsl::Shape lanes;
   std::vector<KernelEntry> kernels;
-  /// The aggregate has one value per head while lanes hold [heads, dim].
-  bool perHead() const {
-    return mode != Mode::HeadSums && stage.aggregate->shape().dim == 1 && lanes.dim > 1;
-  }
+  /// Output k has one value per head while lanes hold [heads, dim].
+  bool perHead(size_t k) const { return outputs[k].stage.aggregate->shape().dim == 1 && lanes.dim > 1; }
 };
 
 /// The lane shape of an attention stage (AttentionStep::lanes).

@@ -92,7 +92,8 @@ void planAttentionStage(PlanContext &c, size_t k, const AttentionConfig &config)
   if (config.heavyThreshold > 0)
     checkHeadTiling(c.plan.layer, config, dim, config.segmentGroup, config.segmentChunks);
   AttentionStep step;
-  step.stage = s;
+  AttentionOutput output;
+  output.stage = s;
   step.config = config;
   step.lanes = lanes;
   step.label = c.label(fmt::format("agg{}", k));
@@ -100,7 +101,8 @@ void planAttentionStage(PlanContext &c, size_t k, const AttentionConfig &config)
   if (agg->over() == Over::AllEdges) {
     step.mode = AttentionStep::Mode::EdgeSum;
     const int64_t outWidth = s.aggregate->shape().size();
-    step.aggregate = c.addScratch(*s.aggregate, outWidth, true);
+    output.aggregate = c.addScratch(*s.aggregate, outWidth, true);
+    step.outputs.push_back(std::move(output));
     LaunchRule ranges{LaunchRule::Kind::EdgeRanges, config.blockThreads, config.group, width, config.tileWidth(),
                       config.rangeEdges};
     step.kernels.push_back({base + "_ranges", ranges});
@@ -123,7 +125,8 @@ void planAttentionStage(PlanContext &c, size_t k, const AttentionConfig &config)
   } else {
     step.mode = AttentionStep::Mode::Sum;
   }
-  writeResult(c, k, step);
+  writeResult(c, k, output);
+  step.outputs.push_back(std::move(output));
   c.plan.steps.push_back(std::move(step));
 }
 

@@ -346,8 +346,12 @@ std::string PassPlan::describe() const {
         saves = fmt::format(", log-sum-exp -> saved {}", s.savedLse);
       if (!s.savedValue.empty())
         saves += fmt::format(", aggregate -> saved {}", s.savedValue);
-      return fmt::format("attention {} [{}; generated {}] -> {}{}\n", shortText(s.stage), mode, s.config.print(),
-                         to(s.target, s.aggregate), saves);
+      std::string sums, results;
+      for (const AttentionOutput &o : s.outputs) {
+        sums += fmt::format("{}{}", sums.empty() ? "" : " and ", shortText(o.stage));
+        results += fmt::format("{}{}", results.empty() ? "" : ", ", to(o.target, o.aggregate));
+      }
+      return fmt::format("attention {} [{}; generated {}] -> {}{}\n", sums, mode, s.config.print(), results, saves);
     }
     std::string operator()(const NodeSumStep &s) const {
       return fmt::format("node sum {} -> agg{}\n", shortText(s.stage), s.aggregate);

@@ -51,7 +51,8 @@ TEST_CASE("GATv2: one online-softmax pass forward, saving log-sum-exps; three ed
   REQUIRE(forward.plan.steps.size() == 1);
   const auto &step = std::get<lower::AttentionStep>(forward.plan.steps[0]);
   CHECK(step.mode == lower::AttentionStep::Mode::Softmax);
-  CHECK(step.target == "out"); // the concatenation of heads is fused
+  REQUIRE(step.outputs.size() == 1);
+  CHECK(step.outputs[0].target == "out"); // the concatenation of heads is fused
   CHECK(step.savedLse == "lse0");
   CHECK(step.savedValue == "value0"); // the backward's <dO, O>
   REQUIRE(forward.plan.saved.size() == 2);
@@ -76,11 +77,13 @@ TEST_CASE("GAT's per-head score gradients keep the lanes of their [heads, dim] s
   const lower::LoweredLayer l = attentionLayer("gat", 4, 32);
   int perHead = 0;
   for (const lower::Step &s : plan(l, Pass::Backward, factsOf(8, 10)).plan.steps)
-    if (const auto *a = std::get_if<lower::AttentionStep>(&s); a && a->perHead()) {
-      ++perHead;
-      CHECK(a->lanes == dsl::Shape{4, 32});
-      CHECK(a->stage.aggregate->shape() == dsl::Shape{4, 1});
-    }
+    if (const auto *a = std::get_if<lower::AttentionStep>(&s))
+      for (size_t k = 0; k < a->outputs.size(); ++k)
+        if (a->perHead(k)) {
+          ++perHead;
+          CHECK(a->lanes == dsl::Shape{4, 32});
+          CHECK(a->outputs[k].stage.aggregate->shape() == dsl::Shape{4, 1});
+        }
   CHECK(perHead == 2); // to the sources and to the destinations
 }
 
