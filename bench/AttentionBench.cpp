@@ -116,7 +116,7 @@ Row timeLayer(const std::string &spec, const std::string &layer, const graph::Gr
   runner.prepare(true);
   std::printf("  %-12s forward: %s", layer.c_str(), runner.program(exec::Pass::Forward).describe().c_str());
   std::printf("  %-12s backward: %s", "", runner.program(exec::Pass::Backward).describe().c_str());
-  Row r{spec, layer == "sage" ? "spmm (sage mean)" : layer};
+  Row r{spec, layer == "sage" ? "spmm (sage mean)" : rule.fuseAttentionBackward ? layer + " fused" : layer};
   r.fwd = medianMs([&] { runner.forward(b.forward); }, o.warmup, o.reps);
   r.fwdbwd = medianMs(
       [&] {
@@ -189,11 +189,20 @@ int main(int argc, char **argv) {
       const Row spmm = timeLayer(spec, "sage", g, dg, o);
       rows.push_back(spmm);
       const bool small = g.numEdges() < 2'000'000; // launch-bound: the tolokers and squirrel goal
+      std::vector<Row> timed;
       for (const std::string &layer : o.layers) {
-        const Row r = timeLayer(spec, layer, g, dg, o);
+        // The backward with separate edge loops (the default), then shared.
+        for (bool fuse : {false, true}) {
+          exec::RuleOptions rule;
+          rule.fuseAttentionBackward = fuse;
+          timed.push_back(timeLayer(spec, layer, g, dg, o, rule));
+        }
+      }
+      for (const Row &r : timed) {
         rows.push_back(r);
+        const std::string layer = r.impl.substr(0, r.impl.find(' '));
         std::string line = fmt::format("{} {}: fwd / SpMM fwd {:.2f} (goal <= 2); fwd+bwd / SpMM fwd {:.2f} (goal <= 5)",
-                                       spec, layer, r.fwd / spmm.fwd, r.fwdbwd / spmm.fwd);
+                                       spec, r.impl, r.fwd / spmm.fwd, r.fwdbwd / spmm.fwd);
         if (small)
           line += fmt::format("; fwd+bwd / SpMM fwd+bwd {:.2f} (goal <= 3)", r.fwdbwd / spmm.fwdbwd);
         if (const double best = bestAnchor(layer, spec); best > 0)
@@ -203,7 +212,7 @@ int main(int argc, char **argv) {
         goals.push_back(line);
       }
       if (json.is_open())
-        for (size_t k = rows.size() - 1 - o.layers.size(); k < rows.size(); ++k)
+        for (size_t k = rows.size() - 1 - timed.size(); k < rows.size(); ++k)
           json << nlohmann::json{{"graph", rows[k].graph},     {"impl", rows[k].impl},
                                  {"heads", o.heads},           {"dim", o.dim},
                                  {"fwd_ms", rows[k].fwd},      {"fwdbwd_ms", rows[k].fwdbwd},

@@ -19,7 +19,7 @@ CudaRun::CudaRun(const lower::LoweredLayer &lowered, const graph::Graph &graph, 
     : lowered_(lowered), options_(options), graph_(graph) {
   runtime::resetDeviceMemoryPeak();
   exec::RunnerOptions runnerOptions;
-  runnerOptions.rule.variant = options.variant;
+  runnerOptions.rule = options.rule;
   runner_ = std::make_unique<exec::LayerRunner>(lowered, graph_, runnerOptions);
 }
 
@@ -63,10 +63,10 @@ void CudaRun::run(bool backward) {
 }
 
 CompileOnlyResult compileOnly(const lower::LoweredLayer &lowered, const graph::Graph &graph, bool backward,
-                              exec::Variant variant) {
+                              const exec::RuleOptions &rule) {
   CompileOnlyResult r;
   exec::RunnerOptions options;
-  options.rule.variant = variant;
+  options.rule = rule;
   const Stopwatch clock;
   try {
     exec::CompileReport report;

@@ -29,7 +29,7 @@ struct GpuStats {
 };
 
 struct CudaRunOptions {
-  exec::Variant variant = exec::Variant::Auto;
+  exec::RuleOptions rule; ///< what the tuning rule is told (the SpMM variant, the fused attention backward)
   int reps = 10; ///< timed runs after one warm-up; the median is reported
 };
 
@@ -74,6 +74,6 @@ struct CompileOnlyResult {
 
 /// Plans and compiles the kernels of forward (and backward) without a GPU.
 CompileOnlyResult compileOnly(const lower::LoweredLayer &lowered, const graph::Graph &graph, bool backward,
-                              exec::Variant variant);
+                              const exec::RuleOptions &rule);
 
 } // namespace gnnjit::cli

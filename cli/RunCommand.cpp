@@ -37,6 +37,7 @@ struct RunArgs {
   GraphArgs graph;
   std::string backend = "auto";
   std::string variant = "auto";
+  bool fuseAttentionBackward = false;
   bool check = false;
   int reps = 10;
   LayerOptionArgs layerArgs;
@@ -152,7 +153,8 @@ void run(const RunArgs &args) {
   shape.onGpu = args.backend == "cuda" || (args.backend == "auto" && haveGpu);
   shape.backward = args.backward;
   shape.reference = !shape.onGpu || args.check;
-  shape.variant = exec::parseVariant(args.variant);
+  shape.rule.variant = exec::parseVariant(args.variant);
+  shape.rule.fuseAttentionBackward = args.fuseAttentionBackward;
 
   RunResult r;
   r.info = &layers::findLayer(args.layer);
@@ -196,7 +198,7 @@ void run(const RunArgs &args) {
 
   if (shape.onGpu) {
     CudaRunOptions options;
-    options.variant = shape.variant;
+    options.rule = shape.rule;
     options.reps = args.reps;
     CudaRun gpu(lowered, g, options);
     gpu.prepare(args.backward);
@@ -230,7 +232,7 @@ void run(const RunArgs &args) {
            source.fromFiles() ? nullptr : &gpu.inputs().views());
   } else {
     if (args.backend == "auto")
-      r.compiled = compileOnly(lowered, g, args.backward, shape.variant);
+      r.compiled = compileOnly(lowered, g, args.backward, shape.rule);
     ref::TensorMap hostInputs = hostTensors(bound, source);
     const ReferenceRun reference = runReference(lowered, g, hostInputs, args.backward);
     r.forwardMs = reference.forwardMs;
@@ -268,6 +270,10 @@ void addRunCommand(CLI::App &app) {
                   "statistics)")
       ->check(CLI::IsMember({"auto", "generated", "cusparse"}))
       ->capture_default_str();
+  cmd->add_flag("--fuse-attention-backward", args->fuseAttentionBackward,
+                "Attention layers: the backward's sums over the same edges share one edge loop, and parameter "
+                "gradients (sums over all edges) join the loop over in-edges (off by default until checked on a "
+                "GPU)");
   cmd->add_flag("--check", args->check,
                 "cuda: also run the fp64 reference and compare (exit 3 when a result is off by more than 1e-4 "
                 "relative)");

@@ -44,7 +44,7 @@ RunMemory estimateRunMemory(const lower::LoweredLayer &lowered, const graph::Gra
     if (shape.backward)
       m.device.add(exec::deviceTensorMemory(lowered.backward.plan.outputGradients, graph, "output gradient"));
     exec::RunnerOptions options;
-    options.rule.variant = shape.variant;
+    options.rule = shape.rule;
     m.device.add(exec::runnerMemory(lowered, graph, options, shape.backward));
     if (shape.backward) // the device graph's transpose is built on the host first
       m.host.add(graph::transposeMemory(graph));

@@ -16,7 +16,7 @@ struct RunShape {
   bool onGpu = false;
   bool backward = false;
   bool reference = false; ///< the fp64 reference runs (the CPU backend, or --check)
-  exec::Variant variant = exec::Variant::Auto;
+  exec::RuleOptions rule; ///< what the tuning rule is told
 };
 
 struct RunMemory {

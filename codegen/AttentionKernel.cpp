@@ -75,9 +75,7 @@ private:
 class AttentionWriter {
 public:
   AttentionWriter(const lower::PassPlan &plan, const lower::AttentionStep &step)
-      : plan_(plan), step_(step), t_(step.config),
-        agg_(step.mode == Mode::HeadSums ? nullptr : cast<Aggregate>(step.outputs[0].stage.aggregate.get())),
-        shape_(step.lanes), base_(fmt::format("gnnjit_{}_{}", plan.layer, step.label)),
+      : plan_(plan), step_(step), t_(step.config), shape_(step.lanes), base_(fmt::format("gnnjit_{}_{}", plan.layer, step.label)),
         places_(edgeLoopPlaces(plan, step.direction)) {
     places_.savedLse = plan.savedLseOf;
     places_.savedValues = plan.savedValueOf;
@@ -88,14 +86,16 @@ public:
       }
       return;
     }
-    message_ = step.mode == Mode::Softmax ? step.outputs[0].stage.value : agg_->message();
-    if (!message_)
+    for (const lower::AttentionOutput &o : step.outputs)
+      messages_.push_back(step.mode == Mode::Softmax ? o.stage.value : cast<Aggregate>(o.stage.aggregate.get())->message());
+    if (messages_.empty() || !messages_.front())
       throwInternalError("attention step {} without a message", step.label);
     HeadSumCollector collect(shape_, step.direction == lower::Direction::In ? Level::Dst : Level::Src,
                              places_.inBuffers);
     if (step.mode == Mode::Softmax)
       collect.visit(step.outputs[0].stage.score);
-    collect.visit(message_);
+    for (const ExprPtr &m : messages_)
+      collect.visit(m);
     sums_ = collect.sums();
   }
 
@@ -111,20 +111,20 @@ public:
         score(members, ops);
       message(members, ops);
     }
-    if (step_.mode == Mode::Softmax || step_.mode == Mode::Sum) {
-      const lower::AttentionOutput &o = step_.outputs[0];
-      writeFinish(members, ops, ownRowPlaces(plan_.weighted), {}, o.fusedOutput, *o.stage.aggregate);
-      writeOutputRow(members, ops, o.target, o.aggregate);
-    }
+    if (step_.mode == Mode::Softmax || step_.mode == Mode::Sum)
+      results(members, ops);
     savedRow(members, ops, "lseRow", step_.savedLse);
     savedRow(members, ops, "valueRow", step_.savedValue);
 
     SourceWriter out;
     writeModuleHead(out, "attention.cuh", plan_.index);
     out.line("constexpr int V = {};", t_.vec);
-    // F and LDIM: the lanes' [heads, dim]; DIM: the aggregate's dim (1 for
-    // a per-head aggregate), as the epilogue reads it.
-    out.line("constexpr int F = {}, LDIM = {}, DIM = {};", shape_.size(), shape_.dim, outputDim());
+    // F and LDIM: the lanes' [heads, dim]; NO: the outputs the edge loop
+    // sums per row, NE: after them, its sums over all edges; bit o of
+    // PER_HEAD set where output o is one value per head.
+    out.line("constexpr int F = {}, LDIM = {};", shape_.size(), shape_.dim);
+    out.line("constexpr int NO = {}, NE = {}, PER_HEAD = {};", std::max<size_t>(1, rowOutputs()), edgeSumOutputs(),
+             perHeadMask());
     out.line("constexpr int NT = {}, NR = {}; // per-head sums per edge, per row (at least 1)",
              std::max<size_t>(1, sums_.edge.size()), std::max<size_t>(1, sums_.row.size()));
     out.line("constexpr bool SOFTMAX = {}, SAVE_VALUE = {};", step_.mode == Mode::Softmax ? "true" : "false",
@@ -134,9 +134,10 @@ public:
     writeOpsStruct(out, plan_.layer, what(), ops, members);
     GeneratedModule module;
     module.name = fmt::format("{}_{}", plan_.layer, step_.label);
+    size_t finished = 0;
     for (const lower::KernelEntry &e : step_.kernels) {
       if (e.launch.kind == lower::LaunchRule::Kind::ElementBlocks) {
-        module.kernels.push_back(writeFinishEntry(out, e));
+        module.kernels.push_back(writeFinishEntry(out, e, finished++));
         continue;
       }
       out.blank();
@@ -156,16 +157,52 @@ public:
   }
 
 private:
-  int64_t outputDim() const { return step_.mode != Mode::HeadSums && step_.perHead(0) ? 1 : shape_.dim; }
+  size_t edgeSumOutputs() const {
+    size_t n = 0;
+    for (size_t k = 0; k < step_.outputs.size(); ++k)
+      n += step_.sumsAllEdges(k) ? 1 : 0;
+    return n;
+  }
+  size_t rowOutputs() const { return step_.outputs.size() - edgeSumOutputs(); }
+
+  unsigned perHeadMask() const {
+    unsigned mask = 0;
+    for (size_t k = 0; k < step_.outputs.size(); ++k)
+      mask |= step_.perHead(k) ? 1u << k : 0u;
+    return mask;
+  }
+
+  /// finish{k} and outputRow{k} of each output, and finish(o, ...) and
+  /// outputRow(o, row) choosing among them (o is a constant where called).
+  void results(SourceWriter &w, ParamList &ops) const {
+    const size_t n = rowOutputs();
+    for (size_t k = 0; k < n; ++k) {
+      const lower::AttentionOutput &o = step_.outputs[k];
+      writeFinish(w, ops, ownRowPlaces(plan_.weighted), {}, o.fusedOutput, *o.stage.aggregate,
+                  fmt::format("finish{}", k), std::to_string(step_.perHead(k) ? 1 : shape_.dim));
+      writeOutputRow(w, ops, o.target, o.aggregate, fmt::format("outputRow{}", k));
+    }
+    {
+      auto fn = w.scope("GNNJIT_DEVICE float finish(int o, long long row, int f, float sum) const");
+      for (size_t k = 1; k < n; ++k)
+        w.line("if (o == {0}) return finish{0}(row, f, sum);", k);
+      w.line("return finish0(row, f, sum);");
+    }
+    auto fn = w.scope("GNNJIT_DEVICE float *outputRow(int o, long long row) const");
+    for (size_t k = 1; k < n; ++k)
+      w.line("if (o == {0}) return outputRow{0}(row);", k);
+    w.line("return outputRow0(row);");
+  }
 
   std::string what() const {
     switch (step_.mode) {
     case Mode::Softmax:
       return "the score and value of an edge-softmax aggregation, its per-head sums and epilogue";
     case Mode::Sum:
-      return fmt::format("the message of aggregate[sum, {}] (alpha recomputed from the saved log-sum-exp), its "
-                         "per-head sums and epilogue",
-                         overName(agg_->over()));
+      return fmt::format("the {} of aggregate[sum, {}] (alpha recomputed from the saved log-sum-exp), their "
+                         "per-head sums and epilogues",
+                         step_.outputs.size() > 1 ? fmt::format("messages of {}", step_.outputs.size()) : "message",
+                         step_.direction == lower::Direction::In ? "in_edges" : "out_edges");
     case Mode::EdgeSum:
       return "the per-edge value summed over all edges and its per-head sums";
     case Mode::HeadSums:
@@ -193,12 +230,15 @@ private:
     }
     em->context = kernelContext(ops, em->places);
     em->context.doubleSums = true;
+    em->context.flatInputViews = t_.fuseBackward;
     if (t_.vec > 1) {
       auto scalar = em->context.readInput;
       Emitting *self = em.get();
       em->context.readInput = [this, self, scalar, &w, &ops](const InputDecl &in, Level at,
                                                              const std::string &offset) -> std::string {
-        if ((at == Level::Src || at == Level::Dst) && in.shape == shape_)
+        // (A node input of the lanes' width read at the lanes' element: its
+        // own [heads, dim] or a flat row viewed as them, d_out.)
+        if ((at == Level::Src || at == Level::Dst) && in.shape.size() == shape_.size())
           for (int v = 0; v < t_.vec; ++v)
             if (offset == fmt::format("(h) * {} + (d0 + {})", shape_.dim, v))
               return fmt::format("{}[{}]", vectorOf(*self, w, ops, in, at), v);
@@ -253,21 +293,23 @@ private:
   }
 
   void message(SourceWriter &w, ParamList &ops) {
-    auto fn = w.scope("GNNJIT_DEVICE void message(float (&m)[V], const double (&e)[NT], const double (&r)[NR], "
+    auto fn = w.scope("GNNJIT_DEVICE void message(float (&m)[NO + NE][V], const double (&e)[NT], const double (&r)[NR], "
                       "long long row, index_t col, long long p, int f) const");
     w.line("(void)e; (void)r; (void)row; (void)col; (void)p;");
     w.line("const int h = f / LDIM, d0 = f % LDIM;");
     w.line("(void)h; (void)d0;");
     auto em = emitting(w, ops, true);
-    ExprEmitter emitter(w, em->context);
-    if (step_.perHead(0)) { // the head's one value
-      w.line("m[0] = {};", emitter.element(message_, "h", "0"));
-      for (int v = 1; v < t_.vec; ++v)
-        w.line("m[{}] = 0.0f;", v);
-      return;
+    ExprEmitter emitter(w, em->context); // one emitter: what the messages share is computed once
+    for (size_t k = 0; k < messages_.size(); ++k) {
+      if (step_.perHead(k)) { // the head's one value
+        w.line("m[{}][0] = {};", k, emitter.element(messages_[k], "h", "0"));
+        for (int v = 1; v < t_.vec; ++v)
+          w.line("m[{}][{}] = 0.0f;", k, v);
+        continue;
+      }
+      for (int v = 0; v < t_.vec; ++v)
+        w.line("m[{}][{}] = {};", k, v, emitter.element(messages_[k], "h", fmt::format("d0 + {}", v)));
     }
-    for (int v = 0; v < t_.vec; ++v)
-      w.line("m[{}] = {};", v, emitter.element(message_, "h", fmt::format("d0 + {}", v)));
   }
 
   /// float *sumRow(int k, long long row): the row of the scratch buffer sum k goes to.
@@ -291,17 +333,28 @@ private:
     w.line("GNNJIT_DEVICE float *{}(long long row) const {{ return {} + row * {}; }}", name, data, ld);
   }
 
-  /// The ranges' partials added in order into the global scratch buffer.
-  GeneratedKernel writeFinishEntry(SourceWriter &out, const lower::KernelEntry &e) const {
+  /// The ranges' partials added in order into the global scratch buffer;
+  /// in a Sum step, the groups' partials of its `finished`-th sum over all
+  /// edges (after the elements of the sums before it).
+  GeneratedKernel writeFinishEntry(SourceWriter &out, const lower::KernelEntry &e, size_t finished) const {
     ParamList params;
-    const std::string partials = params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
-    const std::string count = params.use(ParamKind::NumPartials, "", "num_partials", "long long");
-    const int aggregate = step_.outputs[0].aggregate;
+    const bool fused = step_.mode == Mode::Sum;
+    const std::string partials =
+        fused ? params.use(ParamKind::SumPartials, "", "sum_partials", "const float* __restrict__")
+              : params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
+    const std::string count = fused ? params.use(ParamKind::NumSumPartials, "", "num_sum_partials", "long long")
+                                    : params.use(ParamKind::NumPartials, "", "num_partials", "long long");
+    size_t k = fused ? rowOutputs() + finished : 0;
+    int64_t before = 0; // elements of the sums before this one
+    for (size_t j = rowOutputs(); j < k; ++j)
+      before += step_.outputs[j].stage.aggregate->shape().size();
+    const int aggregate = step_.outputs[k].aggregate;
     const std::string sum = params.use(ParamKind::AggregateData, std::to_string(aggregate),
                                        aggregateParamName(aggregate), "float* __restrict__");
     out.blank();
     auto fn = out.scope("{}", kernelSignature(e.entry, e.launch.block, params));
-    out.line("gnnjit::device::attendFinish<{}, {}>({}, {}, {});", e.launch.width, e.launch.block, partials, count, sum);
+    const std::string from = before == 0 ? partials : fmt::format("{} + {}LL * {}", partials, before, count);
+    out.line("gnnjit::device::attendFinish<{}, {}>({}, {}, {});", e.launch.width, e.launch.block, from, count, sum);
     return GeneratedKernel{e.entry, params.params(), e.launch.block};
   }
 
@@ -315,13 +368,13 @@ private:
         call = fmt::format("gnnjit::device::attendHeadSums<{}, V, {}, F, LDIM, NR>(ops, {});", t_.group, t_.chunks, rows);
         break;
       }
-      call = fmt::format("gnnjit::device::attendRows<{}, V, {}, F, LDIM, DIM, NT, NR, {}, SOFTMAX, SAVE_VALUE>(ops, {});",
+      call = fmt::format("gnnjit::device::attendRows<{}, V, {}, F, LDIM, NO, PER_HEAD, NT, NR, {}, SOFTMAX, SAVE_VALUE>(ops, {});",
                          t_.group, t_.chunks, t_.heavyThreshold > 0 ? "HEAVY" : "0", rowsParams(params));
       break;
     case lower::LaunchRule::Kind::SpmmSegments: {
       const std::string segments = segmentParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-      call = fmt::format("gnnjit::device::attendSegments<{}, V, {}, F, LDIM, DIM, NT, NR, SEGMENT, SOFTMAX>(ops, {}, {});",
+      call = fmt::format("gnnjit::device::attendSegments<{}, V, {}, F, LDIM, NO, PER_HEAD, NT, NR, SEGMENT, SOFTMAX>(ops, {}, {});",
                          t_.segmentGroup, t_.segmentChunks, segments, partials);
       break;
     }
@@ -329,15 +382,32 @@ private:
       const std::string count = params.use(ParamKind::NumSegments, "", "num_segments", "long long");
       const std::string heavy = heavyRowParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
-      call = fmt::format("gnnjit::device::attendCombine<{}, V, {}, F, LDIM, DIM, SOFTMAX, SAVE_VALUE>(ops, {}, {}, {});",
+      call = fmt::format("gnnjit::device::attendCombine<{}, V, {}, F, LDIM, NO, PER_HEAD, SOFTMAX, SAVE_VALUE>(ops, {}, {}, {});",
                          t_.segmentGroup, t_.segmentChunks, count, heavy, partials);
+      break;
+    }
+    case lower::LaunchRule::Kind::StridedRows: {
+      const std::string rows = rowsParams(params);
+      const std::string sums = sumPartialParams(params);
+      call = fmt::format("gnnjit::device::attendRowsAndSums<{}, V, {}, F, LDIM, NO, NE, PER_HEAD, NT, NR, {}>(ops, {}, {});",
+                         t_.group, t_.chunks, t_.heavyThreshold > 0 ? "HEAVY" : "0", rows, sums);
+      break;
+    }
+    case lower::LaunchRule::Kind::StridedSegments: {
+      const std::string segments = segmentParams(params);
+      const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
+      const std::string sums = sumPartialParams(params);
+      const std::string base = params.use(ParamKind::SumPartialBase, "", "sum_partial_base", "long long");
+      call = fmt::format("gnnjit::device::attendSegmentsAndSums<{}, V, {}, F, LDIM, NO, NE, PER_HEAD, NT, NR, SEGMENT>(ops, "
+                         "{}, {}, {}, {});",
+                         t_.segmentGroup, t_.segmentChunks, segments, partials, sums, base);
       break;
     }
     case lower::LaunchRule::Kind::EdgeRanges: {
       const std::string rows = rowsParams(params);
       const std::string ranges = params.use(ParamKind::NumPartials, "", "num_ranges", "long long");
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-      call = fmt::format("gnnjit::device::attendRanges<{}, V, {}, F, LDIM, DIM, NT, NR>(ops, {}, {}, {});", t_.group,
+      call = fmt::format("gnnjit::device::attendRanges<{}, V, {}, F, LDIM, PER_HEAD, NT, NR>(ops, {}, {}, {});", t_.group,
                          t_.chunks, rows, ranges, partials);
       break;
     }
@@ -352,14 +422,20 @@ private:
     return kernel;
   }
 
+  /// "sum_partials, num_sum_partials": where a strided kernel's groups write their sums over all edges.
+  static std::string sumPartialParams(ParamList &params) {
+    const std::string partials = params.use(ParamKind::SumPartials, "", "sum_partials", "float* __restrict__");
+    const std::string count = params.use(ParamKind::NumSumPartials, "", "num_sum_partials", "long long");
+    return fmt::format("{}, {}", partials, count);
+  }
+
   const lower::PassPlan &plan_;
   const lower::AttentionStep &step_;
   const lower::AttentionConfig &t_;
-  const Aggregate *agg_; ///< null for per-head sums at nodes
   Shape shape_;
   std::string base_;
   LeafPlaces places_;
-  ExprPtr message_;
+  std::vector<ExprPtr> messages_; ///< per output: the value (forward) or message
   HeadSums sums_;
 };
 

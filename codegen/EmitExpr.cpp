@@ -131,6 +131,10 @@ std::string ExprEmitter::emit(const ExprNode &n, const std::string &h, const std
     return operand(n.operands()[0], h, d);
   case NodeKind::Reshape: {
     const Shape from = n.operands()[0]->shape();
+    if (const auto *ref = llvm::dyn_cast<InputRef>(n.operands()[0].get()); ref && ctx_.flatInputViews) {
+      code = ctx_.readInput(*ref->input(), n.operands()[0]->level(), offset);
+      break;
+    }
     const std::string flat = w_.fresh("flat");
     w_.line("const int {} = {};", flat, offset);
     return operand(n.operands()[0], fmt::format("{} / {}", flat, from.dim), fmt::format("{} % {}", flat, from.dim));

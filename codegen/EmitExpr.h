@@ -36,6 +36,11 @@ struct ExprEmitContext {
   /// of two dot products, computed by different kernels, then cancels exactly
   /// where it should).
   bool doubleSums = false;
+  /// A reshaped input is read at the reshape's own offset (element (h, d)
+  /// of the view is flat element h x dim + d of the input's row), one
+  /// expression a caller's readInput can recognize, rather than through a
+  /// flat index variable.
+  bool flatInputViews = false;
 };
 
 class ExprEmitter {

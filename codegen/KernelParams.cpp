@@ -68,6 +68,12 @@ std::string_view paramKindName(ParamKind kind) {
     return "segment_heavy";
   case ParamKind::PackedResults:
     return "packed_results";
+  case ParamKind::SumPartials:
+    return "sum_partials";
+  case ParamKind::NumSumPartials:
+    return "num_sum_partials";
+  case ParamKind::SumPartialBase:
+    return "sum_partial_base";
   }
   return "?";
 }

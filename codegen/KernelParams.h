@@ -42,6 +42,9 @@ enum class ParamKind : uint8_t {
   FixedPointTerms,   ///< long long: the most contributions one of those sums adds (the graph's largest out-degree)
   SegmentHeavy,      ///< long long: the heavy row (its index among HeavyRows) of each segment
   PackedResults,     ///< unsigned long long scratch: packed (value, position) per (heavy row, element)
+  SumPartials,       ///< float scratch: per-group partials of an attention step's sums over all edges
+  NumSumPartials,    ///< long long: the groups writing SumPartials (its rows of elements)
+  SumPartialBase,    ///< long long: the first partial this kernel's groups write
 };
 std::string_view paramKindName(ParamKind kind);
 

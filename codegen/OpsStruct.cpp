@@ -84,7 +84,8 @@ void writeOpsStruct(SourceWriter &out, const std::string &layer, const std::stri
   out.line("}} // namespace");
 }
 
-void writeOutputRow(SourceWriter &w, ParamList &ops, const std::string &output, int aggregate) {
+void writeOutputRow(SourceWriter &w, ParamList &ops, const std::string &output, int aggregate,
+                    const std::string &name) {
   const bool toOutput = !output.empty();
   const std::string ref = toOutput ? output : std::to_string(aggregate);
   const std::string data =
@@ -92,7 +93,7 @@ void writeOutputRow(SourceWriter &w, ParamList &ops, const std::string &output, 
               toOutput ? outputParamName(ref) : aggregateParamName(aggregate), "float* __restrict__");
   const std::string ld = ops.use(toOutput ? ParamKind::OutputStride : ParamKind::AggregateStride, ref,
                                  toOutput ? outputStrideName(ref) : aggregateStrideName(aggregate), "long long");
-  w.line("GNNJIT_DEVICE float *outputRow(long long row) const {{ return {} + row * {}; }}", data, ld);
+  w.line("GNNJIT_DEVICE float *{}(long long row) const {{ return {} + row * {}; }}", name, data, ld);
 }
 
 std::string productOf(SourceWriter &w, ParamList &ops, const LeafPlaces &places, const std::vector<dsl::ExprPtr> &factors,
@@ -107,10 +108,11 @@ std::string productOf(SourceWriter &w, ParamList &ops, const LeafPlaces &places,
 }
 
 void writeFinish(SourceWriter &w, ParamList &ops, const LeafPlaces &rowPlaces, const std::vector<dsl::ExprPtr> &factors,
-                 const dsl::ExprPtr &fused, const dsl::ExprNode &aggregate) {
-  auto fn = w.scope("GNNJIT_DEVICE float finish(long long row, int f, float sum) const");
+                 const dsl::ExprPtr &fused, const dsl::ExprNode &aggregate, const std::string &name,
+                 const std::string &dim) {
+  auto fn = w.scope("GNNJIT_DEVICE float {}(long long row, int f, float sum) const", name);
   w.line("(void)row;");
-  w.line("const int h = f / DIM, d = f % DIM;");
+  w.line("const int h = f / {0}, d = f % {0};", dim);
   w.line("(void)h; (void)d;");
   w.line("const float a = sum * {};", productOf(w, ops, rowPlaces, factors, "h", "d"));
   if (!fused) {

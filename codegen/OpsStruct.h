@@ -54,15 +54,19 @@ void writeOpsStruct(SourceWriter &out, const std::string &layer, const std::stri
                     const SourceWriter &members);
 
 /// float *outputRow(long long row): the row of `output` (a target), or of
-/// scratch buffer `aggregate` when `output` is empty.
-void writeOutputRow(SourceWriter &w, ParamList &ops, const std::string &output, int aggregate);
+/// scratch buffer `aggregate` when `output` is empty (`name`: the
+/// function's name, for modules with several results).
+void writeOutputRow(SourceWriter &w, ParamList &ops, const std::string &output, int aggregate,
+                    const std::string &name = "outputRow");
 
 /// float finish(long long row, int f, float sum): element f of the result
 /// from the (scaled) aggregate: `sum` times the per-element row factors
 /// (`factors`, may be empty), through `fused` (a target element-wise in
-/// `aggregate`; null: the aggregate itself).
+/// `aggregate`; null: the aggregate itself). `name` and `dim` (the floats
+/// per head of f, a C expression) for modules with several results.
 void writeFinish(SourceWriter &w, ParamList &ops, const LeafPlaces &rowPlaces, const std::vector<dsl::ExprPtr> &factors,
-                 const dsl::ExprPtr &fused, const dsl::ExprNode &aggregate);
+                 const dsl::ExprPtr &fused, const dsl::ExprNode &aggregate, const std::string &name = "finish",
+                 const std::string &dim = "DIM");
 
 /// The product of `factors` at element (h, d) as a C expression ("1.0f" when none).
 std::string productOf(SourceWriter &w, ParamList &ops, const LeafPlaces &places, const std::vector<dsl::ExprPtr> &factors,

@@ -218,7 +218,8 @@ ExportSummary exportKernels(const dsl::Layer &layer, const ExportSettings &setti
   facts.weighted = settings.weighted;
   facts.in = facts.out = DegreeFacts{static_cast<double>(median), 0.0, median, settings.maxDegree};
   facts.local = settings.local;
-  const RuleOptions rule{settings.variant, settings.aligned};
+  RuleOptions rule{settings.variant, settings.aligned};
+  rule.fuseAttentionBackward = settings.fuseAttentionBackward;
   std::vector<PlannedPass> passes;
   for (Pass pass : {Pass::Forward, Pass::Backward}) {
     if (pass == Pass::Backward && !settings.backward)

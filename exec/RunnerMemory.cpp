@@ -24,6 +24,7 @@ struct GraphArrays {
   uint64_t partials = 0; ///< the largest partial-sum scratch, bytes
   std::set<codegen::ParamKind> positionArrays; ///< edge ids, peer positions: one index per edge each
   uint64_t fixedPoint = 0; ///< the largest arg scatter's integer sums, bytes
+  uint64_t sumPartials = 0; ///< the largest attention step's per-group sums over all edges, bytes
 };
 
 /// Adds what `program` needs of the graph to `arrays` and its buffers to `m`.
@@ -76,9 +77,23 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
       else if (s->mode == lower::AttentionStep::Mode::EdgeSum)
         arrays.partials = std::max(arrays.partials, floats(lower::edgeRanges(e, s->config.rangeEdges), shape.size(),
                                                            "an edge sum's partials"));
-      else // partial sums, and a softmax state (max, sum) per head
-        addSegments(s->config, shape.size() + (s->mode == lower::AttentionStep::Mode::Softmax ? 2 * shape.heads : 0),
+      else // each output's partial sums, and a softmax state (max, sum) per head
+        addSegments(s->config,
+                    static_cast<int64_t>(s->outputs.size()) * shape.size() +
+                        (s->mode == lower::AttentionStep::Mode::Softmax ? 2 * shape.heads : 0),
                     sizeof(float));
+      // Sums over all edges: a partial per group of the strided kernels.
+      int64_t sumWidth = 0;
+      for (size_t k = 0; k < s->outputs.size(); ++k)
+        sumWidth += s->sumsAllEdges(k) ? s->outputs[k].stage.aggregate->shape().size() : 0;
+      if (sumWidth > 0) {
+        int64_t groups = 0;
+        for (const lower::KernelEntry &k : s->kernels)
+          if (k.launch.kind == lower::LaunchRule::Kind::StridedRows ||
+              k.launch.kind == lower::LaunchRule::Kind::StridedSegments)
+            groups += k.launch.groups({n, e, e, e}); // at most as many units as the capped counts
+        arrays.sumPartials = std::max(arrays.sumPartials, floats(groups, sumWidth, "an attention step's edge sums"));
+      }
     }
     if (const auto *s = std::get_if<lower::ArgScatterStep>(&step)) {
       arrays.csrs.insert(Direction::In);
@@ -134,6 +149,7 @@ MemoryEstimate runnerMemory(const lower::LoweredLayer &lowered, const graph::Gra
     m.add(fmt::format("node quantity {}", q), floats(n, 1, "a node quantity"));
   m.add("heavy-row segments", arrays.segments);
   m.add("partial sums (scratch)", arrays.partials);
+  m.add("attention sums over all edges, per group (scratch)", arrays.sumPartials);
   m.add("arg scatter integer sums (scratch)", arrays.fixedPoint);
   // cuSPARSE: its matrix values, and a workspace assumed no larger than
   // another array of values (CSR ALG1-3 on the H200 asked for less).

@@ -28,6 +28,9 @@ struct LaunchFrame {
   int64_t *fixedPoint = nullptr;
   double *scale = nullptr;
   int64_t maxTerms = 0;
+  float *sumPartials = nullptr; ///< an attention step's per-group sums over all edges
+  int64_t numSumPartials = 0;
+  int64_t sumPartialBase = 0;
 
   int64_t numEdges = 0;
 
@@ -141,10 +144,46 @@ private:
       launch(1, frame);
       return;
     }
-    // Heavy rows' partials: the sums, and for the softmax a state (max,
-    // sum) per segment and head after them.
+    int64_t sumWidth = 0, rowOutputs = 0; // the elements of its sums over all edges; its per-row outputs
+    for (size_t k = 0; k < s.outputs.size(); ++k)
+      if (s.sumsAllEdges(k))
+        sumWidth += s.outputs[k].stage.aggregate->shape().size();
+      else
+        ++rowOutputs;
+    if (sumWidth > 0) {
+      launchWithEdgeSums(s, frame, rowOutputs * shape.size(), sumWidth);
+      return;
+    }
+    // Heavy rows' partials: each output's sums, and for the softmax a state
+    // (max, sum) per segment and head after them.
     const bool softmax = s.mode == lower::AttentionStep::Mode::Softmax;
-    launchTiled(frame, s.config, shape.size() + (softmax ? 2 * shape.heads : 0), Merge::Partials);
+    launchTiled(frame, s.config, rowOutputs * shape.size() + (softmax ? 2 * shape.heads : 0), Merge::Partials);
+  }
+  /// A backward attention step that also sums over all edges: strided
+  /// rows (and segments), each group's sums a partial, then a finish kernel
+  /// per sum. `width`: the heavy rows' partial floats per segment.
+  void launchWithEdgeSums(const lower::AttentionStep &s, LaunchFrame &frame, int64_t width, int64_t sumWidth) {
+    const lower::RowTiling &t = s.config;
+    const HeavySegments *segments = nullptr;
+    if (t.heavyThreshold > 0) {
+      segments = &graph_.segments(frame.direction, t.heavyThreshold, t.segmentLength);
+      if (segments->numSegments == 0)
+        segments = nullptr;
+    }
+    frame.segments = segments;
+    const int64_t rowGroups = s.kernels[0].launch.groups(frame.counts());
+    frame.numSumPartials = rowGroups + (segments ? s.kernels[1].launch.groups(frame.counts()) : 0);
+    frame.sumPartials = atLeast(buffers_.sumPartials, frame.numSumPartials * sumWidth);
+    launch(0, frame);
+    if (segments) {
+      frame.partials = ensurePartials(segments->numSegments * width);
+      frame.sumPartialBase = rowGroups;
+      launch(1, frame);
+      launch(2, frame);
+    }
+    for (size_t k = 0; k < s.kernels.size(); ++k)
+      if (s.kernels[k].launch.kind == lower::LaunchRule::Kind::ElementBlocks)
+        launch(k, frame);
   }
   void launchStep(const lower::EdgeSumStep &s) { launchWholeSum(s.stage); }
   void launchStep(const lower::EdgeOutputsStep &) {
@@ -254,6 +293,12 @@ private:
       return ptr(frame.scale);
     case ParamKind::FixedPointTerms:
       return num(frame.maxTerms);
+    case ParamKind::SumPartials:
+      return ptr(frame.sumPartials);
+    case ParamKind::NumSumPartials:
+      return num(frame.numSumPartials);
+    case ParamKind::SumPartialBase:
+      return num(frame.sumPartialBase);
     }
     throwInternalError("unbound kernel parameter {}", p.name);
   }

@@ -22,6 +22,7 @@ struct ProgramBuffers {
   std::vector<runtime::DeviceBuffer<float>> scratch;
   std::map<std::string, runtime::DeviceBuffer<float>, std::less<>> targets;
   runtime::DeviceBuffer<float> partials;        ///< grown on demand
+  runtime::DeviceBuffer<float> sumPartials;     ///< an attention step's per-group sums over all edges, grown on demand
   runtime::DeviceBuffer<int64_t> partialArgs;   ///< arg positions of a reduction's segment partials, or its packed slots
   runtime::DeviceBuffer<int64_t> fixedPoint;    ///< an arg scatter's integer sums, grown on demand
   runtime::DeviceBuffer<double> fixedPointScale; ///< their scale, computed on the device

@@ -189,6 +189,7 @@ lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOpti
   const int64_t median = std::max<int64_t>(1, in.degrees.p50);
   const int64_t threshold = options.heavyThreshold > 0 ? options.heavyThreshold : std::max<int64_t>(128, 4 * median);
   t.heavyThreshold = in.degrees.max > threshold ? threshold : 0;
+  t.fuseBackward = options.fuseAttentionBackward;
   return t;
 }
 

@@ -54,6 +54,8 @@ struct RuleOptions {
   /// Heavy max/min rows merged by packed 64-bit atomics rather than a
   /// second pass over per-segment partials (off: for benchmarks and tests).
   bool packedMerge = true;
+  /// Attention backward sums sharing edge loops (AttentionConfig::fuseBackward).
+  bool fuseAttentionBackward = false;
 };
 
 /// One SpMM stage as the rule sees it.

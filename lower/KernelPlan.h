@@ -123,8 +123,10 @@ struct AttentionOutput {
 ///    of the value; saves the log-sum-exp per (node, head), and the
 ///    aggregate itself when the backward reads it. No per-edge value reaches
 ///    memory.
-///  - Sum (backward, over in- or out-edges): the sum of a message that may
-///    recompute alpha = exp(score - lse) from the saved log-sum-exp.
+///  - Sum (backward, over in- or out-edges): the sums of messages that may
+///    recompute alpha = exp(score - lse) from the saved log-sum-exp, and
+///    over the incoming CSR, sums over all edges (parameters' gradients)
+///    in the same loop.
 ///  - EdgeSum (a parameter's gradient, a sum over all edges): the message's
 ///    sum over ranges of consecutive CSR positions into per-range partials,
 ///    which a finish kernel adds in a fixed order (deterministic).
@@ -152,6 +154,10 @@ struct AttentionStep {
   std::vector<KernelEntry> kernels;
   /// Output k has one value per head while lanes hold [heads, dim].
   bool perHead(size_t k) const { return outputs[k].stage.aggregate->shape().dim == 1 && lanes.dim > 1; }
+  /// Output k of a Sum step is a sum over all edges (after the per-row
+  /// outputs): each group of the strided kernels adds it over the edges it
+  /// walks into a partial, and finish kernels add the partials in order.
+  bool sumsAllEdges(size_t k) const;
 };
 
 /// The lane shape of an attention stage (AttentionStep::lanes).

@@ -48,6 +48,10 @@ Grid LaunchRule::grid(const GridCounts &c) const {
     return {ceilDiv(edgeRanges(c.edges, heavyThreshold) * lanes, block), ceilDiv(width, tile)};
   case Kind::ElementBlocks:
     return {width, 1};
+  case Kind::StridedRows:
+    return {ceilDiv(std::min(c.rows, kMaxStridedGroups) * lanes, block), ceilDiv(width, tile)};
+  case Kind::StridedSegments:
+    return {ceilDiv(std::min(c.segments, kMaxStridedGroups) * lanes, block), ceilDiv(width, tile)};
   }
   return {};
 }
@@ -94,6 +98,17 @@ std::string LaunchRule::describe() const {
                        heavyThreshold, ceilDiv(width, tile), lanes, block, width, tile);
   case Kind::ElementBlocks:
     return fmt::format("x: F = {} (a block of {} threads per element)", width, block);
+  case Kind::StridedRows:
+  case Kind::StridedSegments:
+    return fmt::format("x: ceil(min({}, {}) * group / block), y: ceil(F / tile_width) = {} (group={}, block={}, F={}, "
+                       "tile_width={}{}; each group strides over the {} and writes one partial of its sums over all "
+                       "edges)",
+                       kind == Kind::StridedRows ? "num_rows" : "num_segments", kMaxStridedGroups, ceilDiv(width, tile),
+                       lanes, block, width, tile,
+                       kind == Kind::StridedRows
+                           ? ""
+                           : fmt::format("; only when some row has more than heavy_threshold={} edges", heavyThreshold),
+                       kind == Kind::StridedRows ? "rows" : "segments");
   case Kind::EdgeSumPartials:
     return fmt::format("x: num_partials = min({}, max(1, ceil(num_rows / 256))) (block={}; each row's edges summed "
                        "by one thread)",

@@ -33,6 +33,11 @@ inline constexpr int64_t kMaxGridX = 0x7fffffff, kMaxGridY = 65535;
 /// partials are added in order in no time.
 inline constexpr int64_t kMaxPartialBlocks = 1024;
 
+/// The most groups of a strided kernel, each writing one partial result of
+/// its sums over all edges: enough to fill the GPU, few enough that the
+/// partials are added in order quickly.
+inline constexpr int64_t kMaxStridedGroups = 8192;
+
 /// The partial sums a node-sum kernel reduces `rows` rows into, one block each.
 int64_t nodeSumPartials(int64_t rows);
 
@@ -53,6 +58,8 @@ struct LaunchRule {
     SingleBlock,     ///< one block (a final reduction of another kernel's partials)
     ElementBlocks,   ///< a block per element of the width (a deterministic sum of many partials)
     EdgeRanges,      ///< a group of `lanes` per range of about `heavyThreshold` CSR positions; y: tiles
+    StridedRows,     ///< as SpmmRows, at most kMaxStridedGroups groups striding over the rows
+    StridedSegments, ///< as SpmmSegments, at most kMaxStridedGroups groups striding over the segments
   };
   Kind kind = Kind::SpmmRows;
   int block = 256;
@@ -62,6 +69,9 @@ struct LaunchRule {
   int64_t heavyThreshold = 0; ///< SpmmSegments, SpmmCombine: launched only when a row is longer; EdgeRanges: edges per range
 
   Grid grid(const GridCounts &counts) const;
+  /// The groups of `lanes` threads across the grid (a strided kernel's
+  /// count of partial results).
+  int64_t groups(const GridCounts &counts) const { return grid(counts).x * block / lanes; }
   /// The rule with its constants filled in, e.g. "x: ceil(num_rows * group /
   /// block), y: ceil(F / tile_width) = 8 (group=4, block=256, F=130, tile_width=32)".
   std::string describe() const;

@@ -35,6 +35,10 @@ void checkHeadTiling(const std::string &layer, const RowTiling &t, int64_t dim, 
 
 } // namespace
 
+bool AttentionStep::sumsAllEdges(size_t k) const {
+  return mode == Mode::Sum && cast<Aggregate>(outputs[k].stage.aggregate.get())->over() == Over::AllEdges;
+}
+
 bool isLaneSum(const ExprNode &n, const Shape &lanes) {
   const auto *sum = llvm::dyn_cast<SumAxis>(&n);
   if (!sum || sum->axis() != Axis::Dim || n.operands()[0]->shape() != lanes)
@@ -206,6 +210,109 @@ void planAttentionPrologue(PlanContext &c, const PassConfig &config) {
   fallback.kernels.push_back(
       {c.entryBase(fallback.label), LaunchRule{LaunchRule::Kind::NodeOutputs, 256, 1, fallback.width, 0, 0}});
   c.plan.steps.push_back(std::move(fallback));
+}
+
+namespace {
+
+/// The scratch buffers `root` reads (stopping at each: its value is read, not computed).
+std::set<int> scratchRead(const PlanContext &c, const ExprPtr &root) {
+  std::set<int> read;
+  std::set<const ExprNode *> seen;
+  std::vector<const ExprNode *> todo{root.get()};
+  while (!todo.empty()) {
+    const ExprNode *n = todo.back();
+    todo.pop_back();
+    if (!seen.insert(n).second)
+      continue;
+    if (auto it = c.plan.scratchOf.find(n); it != c.plan.scratchOf.end()) {
+      read.insert(it->second);
+      continue;
+    }
+    for (const ExprPtr &op : n->operands())
+      todo.push_back(op.get());
+  }
+  return read;
+}
+
+/// Whether `b`'s sums can join `a`'s edge loop: the same lanes and tiling,
+/// and the same CSR, or (a sum over all edges, whose order of edges does
+/// not matter) the incoming CSR, which b's edge ranges walk.
+bool sameEdgeLoop(const AttentionStep &a, const AttentionStep &b) {
+  if (a.mode != AttentionStep::Mode::Sum || !a.config.fuseBackward || a.lanes != b.lanes ||
+      a.config.print() != b.config.print())
+    return false;
+  if (b.mode == AttentionStep::Mode::EdgeSum)
+    return a.direction == Direction::In;
+  return b.mode == AttentionStep::Mode::Sum && a.direction == b.direction;
+}
+
+/// A host step that took sums over all edges: its row and segment kernels
+/// stride (one partial per group), and a finish kernel per such sum adds
+/// its partials in order.
+void planStridedEntries(PlanContext &c, AttentionStep &step) {
+  std::stable_partition(step.outputs.begin(), step.outputs.end(), [](const AttentionOutput &o) {
+    return cast<Aggregate>(o.stage.aggregate.get())->over() != Over::AllEdges;
+  });
+  const std::string base = c.entryBase(step.label);
+  step.kernels = tiledEntries(base, step.config, step.lanes.size());
+  for (KernelEntry &e : step.kernels) {
+    if (e.launch.kind == LaunchRule::Kind::SpmmRows)
+      e.launch.kind = LaunchRule::Kind::StridedRows;
+    else if (e.launch.kind == LaunchRule::Kind::SpmmSegments)
+      e.launch.kind = LaunchRule::Kind::StridedSegments;
+  }
+  for (size_t k = 0; k < step.outputs.size(); ++k)
+    if (step.sumsAllEdges(k))
+      step.kernels.push_back({fmt::format("{}_finish{}", base, k),
+                              LaunchRule{LaunchRule::Kind::ElementBlocks, 256, 1,
+                                         step.outputs[k].stage.aggregate->shape().size(), 0, 0}});
+}
+
+/// The most outputs one edge loop sums: each adds a row of accumulators.
+constexpr size_t kMaxAttentionOutputs = 4;
+
+} // namespace
+
+void fuseAttentionSums(PlanContext &c) {
+  std::vector<Step> &steps = c.plan.steps;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    auto *host = std::get_if<AttentionStep>(&steps[i]);
+    if (!host || host->mode != AttentionStep::Mode::Sum)
+      continue;
+    // Scratch buffers written from the host's place up to the candidate:
+    // a candidate reading one of them must stay after its writer.
+    std::set<int> written;
+    auto noteWrites = [&written](const AttentionStep &s) {
+      for (const AttentionOutput &o : s.outputs)
+        if (o.aggregate >= 0)
+          written.insert(o.aggregate);
+    };
+    noteWrites(*host);
+    for (size_t j = i + 1; j < steps.size();) {
+      auto *other = std::get_if<AttentionStep>(&steps[j]);
+      if (!other || (other->mode != AttentionStep::Mode::Sum && other->mode != AttentionStep::Mode::EdgeSum))
+        break; // only across the backward's attention edge loops
+      bool readsWritten = false;
+      for (const AttentionOutput &o : other->outputs)
+        for (int k : scratchRead(c, cast<Aggregate>(o.stage.aggregate.get())->message()))
+          readsWritten |= written.count(k) > 0;
+      if (sameEdgeLoop(*host, *other) && !readsWritten &&
+          host->outputs.size() + other->outputs.size() <= kMaxAttentionOutputs) {
+        for (AttentionOutput &o : other->outputs)
+          host->outputs.push_back(std::move(o));
+        steps.erase(steps.begin() + static_cast<std::ptrdiff_t>(j));
+        host = &std::get<AttentionStep>(steps[i]);
+        continue;
+      }
+      noteWrites(*other);
+      ++j;
+    }
+    for (size_t k = 0; k < host->outputs.size(); ++k)
+      if (host->sumsAllEdges(k)) {
+        planStridedEntries(c, *host);
+        break;
+      }
+  }
 }
 
 void listAttentionSaved(PlanContext &c) {

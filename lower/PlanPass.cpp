@@ -294,6 +294,7 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
   // The backward reads what the forward saved: the runner holds it across
   // both passes, so both plans list it.
   if (pass == Pass::Backward) {
+    fuseAttentionSums(context);
     for (size_t k : withArgs)
       plan.saved.push_back({savedArgsName(k), lowered.forward[k].aggregate->shape().size(), false, true});
     listAttentionSaved(context);

@@ -61,6 +61,11 @@ void planAttentionStage(PlanContext &context, size_t k, const AttentionConfig &c
 /// destinations that kernels over out-edges read (computed per node into
 /// scratch buffers).
 void planAttentionPrologue(PlanContext &context, const PassConfig &config);
+/// PlanAttention.cpp: with AttentionConfig::fuseBackward, the backward's
+/// attention sums over the same CSR, lanes and tiling merged into one step (one edge loop computing several
+/// outputs: their gathers, per-head sums and alpha shared), where no output
+/// of one reads another's result.
+void fuseAttentionSums(PlanContext &context);
 /// PlanAttention.cpp: the backward's list of the buffers the forward's
 /// attention stages save (the runner keeps them across both passes).
 void listAttentionSaved(PlanContext &context);

@@ -18,7 +18,7 @@ std::string SpmmConfig::print() const {
 }
 
 std::string AttentionConfig::print() const {
-  return fmt::format("{} range_edges={}", RowTiling::print(), rangeEdges);
+  return fmt::format("{} range_edges={}{}", RowTiling::print(), rangeEdges, fuseBackward ? " fused-backward" : "");
 }
 
 } // namespace gnnjit::lower

@@ -75,6 +75,12 @@ struct AttentionConfig : RowTiling {
   /// about this many consecutive CSR positions, a group each, whose partial
   /// sums the finish kernel adds in a fixed order.
   int64_t rangeEdges = 256;
+  /// The backward's sums share edge loops: sums over the same CSR and lanes
+  /// in one loop (their gathers, per-head sums and alpha computed once per
+  /// edge), sums over all edges in the loop over in-edges (each group's
+  /// partial added in a fixed order), flat rows viewed as heads (d_out)
+  /// gathered as vectors. Off by default until the GPU suite has checked it.
+  bool fuseBackward = false;
   std::string print() const;
   bool operator==(const AttentionConfig &) const = default;
 };

@@ -13,11 +13,14 @@
 //       the same for the sums that read the edge or its other end
 //   float score(const double (&e)[NT], const double (&r)[NR], long long row, Index col, long long p, int h) const;
 //       head h's score of edge p, given that head's reduced sums (forward)
-//   void message(float (&m)[V], const double (&e)[NT], const double (&r)[NR], long long row, Index col,
+//   void message(float (&m)[NO + NE][V], const double (&e)[NT], const double (&r)[NR], long long row, Index col,
 //                long long p, int f) const;
-//       elements f .. f + V - 1 of the value (forward) or message (backward)
-//   float finish(long long row, int f, float a) const;    the epilogue at element f
-//   float *outputRow(long long row) const;                where the row's result goes
+//       elements f .. f + V - 1 of the value (forward) or of each message
+//       (backward: the NO aggregates over the same edges one loop sums, then
+//       NE sums over all edges, parameters' gradients, which groups of the
+//       strided kernels add over every edge they walk into one partial each)
+//   float finish(int o, long long row, int f, float a) const;  output o's epilogue at element f
+//   float *outputRow(int o, long long row) const;              where output o's row goes
 //   float *lseRow(long long row) const;                   forward: the saved log-sum-exps
 //   float *valueRow(long long row) const;                 forward with SaveValue: the saved aggregate
 //   float *sumRow(int k, long long row) const;            per-head sums at nodes: where sum k goes
@@ -29,12 +32,13 @@
 // chunks of all G lanes. Each lane thus holds NQ = CH / CPH head slots.
 // The sums are added in double (a difference of two dot products, as in
 // the backward's <dO, v> - <dO, O>, keeps its digits), by xor butterflies,
-// so every lane of a head gets the same bits and runs the same softmax state. Heavy rows are split into segments
-// whose partial results (and softmax states) a combine kernel merges in
-// segment order: no float atomics anywhere, the same result on every run.
-// A per-head aggregate (ODIM = 1, GAT's score gradients) keeps the lanes of
+// so every lane of a head gets the same bits and runs the same softmax
+// state. Heavy rows are split into segments whose partial results (and
+// softmax states) a combine kernel merges in segment order: no float
+// atomics anywhere, the same result on every run.
+// A per-head output (bit o of PH, GAT's score gradients) keeps the lanes of
 // its [heads, DIM] sums and one accumulator per head; message() then gives
-// the head's value in m[0], and finish() takes the head as its element.
+// the head's value in m[o][0], and finish() takes the head as its element.
 #pragma once
 
 #include "gnnjit/node.cuh"
@@ -130,25 +134,41 @@ template <int DIM> using RowAccumulator = AccumulatorOf<(DIM >= 128)>;
 
 /// What a lane keeps for one row (or segment): its accumulators, and for
 /// the softmax one state per head slot.
-template <int CH, int V, int NQ, typename Acc> struct AttendState {
-  Acc acc[CH][V];
-  SoftmaxSum softmax[NQ];
-  GNNJIT_DEVICE AttendState() {
+template <int NO, int CH, int V, typename Acc> GNNJIT_DEVICE void zeroAll(Acc (&acc)[NO][CH][V]) {
+#pragma unroll
+  for (int o = 0; o < NO; ++o)
 #pragma unroll
     for (int c = 0; c < CH; ++c)
 #pragma unroll
       for (int v = 0; v < V; ++v)
-        acc[c][v] = Acc(0);
-  }
+        acc[o][c][v] = Acc(0);
+}
+
+template <int CH, int V, int NQ, typename Acc, int NO> struct AttendState {
+  Acc acc[NO][CH][V];
+  SoftmaxSum softmax[NQ];
+  GNNJIT_DEVICE AttendState() { zeroAll(acc); }
 };
+
+/// Whether output o of a step is per head (bit o of the mask PH).
+GNNJIT_DEVICE constexpr bool perHeadOutput(int ph, int o) { return ((ph >> o) & 1) != 0; }
+
+/// A group's sums over all the edges it walks, of a step's NE outputs over
+/// all edges (parameters' gradients), in double; none when NE is 0.
+template <int CH, int V, int NE> struct EdgeSums {
+  double acc[NE][CH][V];
+  GNNJIT_DEVICE EdgeSums() { zeroAll(acc); }
+};
+template <int CH, int V> struct EdgeSums<CH, V, 0> {};
 
 /// Folds the edges at CSR positions [begin, end) of `row` into `s`:
 /// Softmax, the online softmax of the score weighting the message; else
-/// the plain sum of the message.
-template <int G, int V, int CH, int F, int DIM, int ODIM, int NT, int NR, bool Softmax, typename Acc, typename Index,
-          class Ops>
+/// the plain sums of the NO messages; and messages NO .. NO + NE - 1 into
+/// the sums over all edges `sums`.
+template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, bool Softmax, typename Acc,
+          typename Index, class Ops>
 GNNJIT_DEVICE void attendEdges(const Ops &ops, const SpmmTile<G, V, CH> &t,
-                               AttendState<CH, V, HeadLayout<G, V, CH, DIM>::NQ, Acc> &s,
+                               AttendState<CH, V, HeadLayout<G, V, CH, DIM>::NQ, Acc, NO> &s, EdgeSums<CH, V, NE> &sums,
                                const double (&r)[HeadLayout<G, V, CH, DIM>::NQ][NR], long long row, long long begin,
                                long long end, const Index *__restrict__ cols) {
   using L = HeadLayout<G, V, CH, DIM>;
@@ -176,35 +196,46 @@ GNNJIT_DEVICE void attendEdges(const Ops &ops, const SpmmTile<G, V, CH> &t,
         SoftmaxStep step{1.0f, 1.0f};
         if constexpr (Softmax)
           step = s.softmax[q].update(ops.score(e[q], r[q], row, col, p, f0 / DIM));
-        if constexpr (ODIM == 1 && DIM > 1) {
-          // One value per head (in m[0]), kept in the slot's first accumulator.
-          float m[V];
-          ops.message(m, e[q], r[q], row, col, p, f0);
-          Acc &a = s.acc[q * L::CPH][0];
-          a = Softmax ? a * step.rescale + Acc(step.weight * m[0]) : a + m[0];
-          continue;
-        }
 #pragma unroll
         for (int c = q * L::CPH; c < (q + 1) * L::CPH; ++c) {
-          float m[V];
+          float m[NO + NE][V];
           ops.message(m, e[q], r[q], row, col, p, t.feature(c));
+          if constexpr (NE > 0) {
 #pragma unroll
-          for (int v = 0; v < V; ++v)
-            s.acc[c][v] = Softmax ? s.acc[c][v] * step.rescale + Acc(step.weight * m[v]) : s.acc[c][v] + m[v];
+            for (int o = 0; o < NE; ++o)
+              if (!perHeadOutput(PH, NO + o) || c == q * L::CPH)
+#pragma unroll
+                for (int v = 0; v < V; ++v) // (a per-head sum's value is in m[NO + o][0], the rest 0)
+                  sums.acc[o][c][v] += m[NO + o][v];
+          }
+#pragma unroll
+          for (int o = 0; o < NO; ++o) {
+            if (perHeadOutput(PH, o)) {
+              // One value per head (in m[o][0]), kept in the slot's first accumulator.
+              if (c == q * L::CPH) {
+                Acc &a = s.acc[o][c][0];
+                a = Softmax ? a * step.rescale + Acc(step.weight * m[o][0]) : a + m[o][0];
+              }
+              continue;
+            }
+#pragma unroll
+            for (int v = 0; v < V; ++v)
+              s.acc[o][c][v] = Softmax ? s.acc[o][c][v] * step.rescale + Acc(step.weight * m[o][v])
+                                       : s.acc[o][c][v] + m[o][v];
+          }
         }
       }
     }
   }
 }
 
-/// The row's results through the epilogue; with Softmax divided by the
+/// The row's results through their epilogues; with Softmax divided by the
 /// softmax sum (an empty row gives 0), the log-sum-exps saved by each
-/// head's first lane, and with SaveValue the aggregate saved.
-template <int G, int V, int CH, int F, int DIM, int ODIM, bool Softmax, bool SaveValue, typename Acc, class Ops>
+/// head's first lane, and with SaveValue the aggregate (output 0) saved.
+template <int G, int V, int CH, int F, int DIM, int NO, int PH, bool Softmax, bool SaveValue, typename Acc, class Ops>
 GNNJIT_DEVICE void attendStore(const Ops &ops, const SpmmTile<G, V, CH> &t,
-                               const AttendState<CH, V, HeadLayout<G, V, CH, DIM>::NQ, Acc> &s, long long row) {
+                               const AttendState<CH, V, HeadLayout<G, V, CH, DIM>::NQ, Acc, NO> &s, long long row) {
   using L = HeadLayout<G, V, CH, DIM>;
-  float *out = ops.outputRow(row);
 #pragma unroll
   for (int q = 0; q < L::NQ; ++q) {
     const int f0 = t.feature(q * L::CPH);
@@ -214,50 +245,109 @@ GNNJIT_DEVICE void attendStore(const Ops &ops, const SpmmTile<G, V, CH> &t,
     if constexpr (Softmax)
       if (f0 % DIM == 0)
         ops.lseRow(row)[f0 / DIM] = s.softmax[q].logSumExp();
-    if constexpr (ODIM == 1 && DIM > 1) {
-      if (f0 % DIM == 0) { // the head's one value, by its first lane
-        const int h = f0 / DIM;
-        const float a = (float)(s.acc[q * L::CPH][0] * scale);
-        out[h] = ops.finish(row, h, a);
-        if constexpr (SaveValue)
-          ops.valueRow(row)[h] = a;
-      }
-      continue;
-    }
 #pragma unroll
-    for (int c = q * L::CPH; c < (q + 1) * L::CPH; ++c) {
-      const int fc = t.feature(c);
-      float result[V];
-#pragma unroll
-      for (int v = 0; v < V; ++v) {
-        const float a = (float)(s.acc[c][v] * scale);
-        result[v] = ops.finish(row, fc + v, a);
-        if constexpr (SaveValue)
-          ops.valueRow(row)[fc + v] = a;
+    for (int o = 0; o < NO; ++o) {
+      float *out = ops.outputRow(o, row);
+      if (perHeadOutput(PH, o)) {
+        if (f0 % DIM == 0) { // the head's one value, by its first lane
+          const int h = f0 / DIM;
+          const float a = (float)(s.acc[o][q * L::CPH][0] * scale);
+          out[h] = ops.finish(o, row, h, a);
+          if constexpr (SaveValue)
+            if (o == 0)
+              ops.valueRow(row)[h] = a;
+        }
+        continue;
       }
-      storeResult<V>(out + fc, result);
+#pragma unroll
+      for (int c = q * L::CPH; c < (q + 1) * L::CPH; ++c) {
+        const int fc = t.feature(c);
+        float result[V];
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const float a = (float)(s.acc[o][c][v] * scale);
+          result[v] = ops.finish(o, row, fc + v, a);
+          if constexpr (SaveValue)
+            if (o == 0)
+              ops.valueRow(row)[fc + v] = a;
+        }
+        storeResult<V>(out + fc, result);
+      }
     }
   }
 }
 
-/// Light rows (all rows when Heavy is 0): a group of G lanes per row.
-template <int G, int V, int CH, int F, int DIM, int ODIM, int NT, int NR, long long Heavy, bool Softmax,
+/// One light row (a heavy one is left to segments): its outputs stored,
+/// its edges' messages over all edges added into `sums`.
+template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, long long Heavy, bool Softmax,
           bool SaveValue, typename Index, class Ops>
-GNNJIT_DEVICE void attendRows(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
-                              const Index *__restrict__ cols) {
+GNNJIT_DEVICE void attendRow(const Ops &ops, const SpmmTile<G, V, CH> &t, long long row,
+                             const Index *__restrict__ offsets, const Index *__restrict__ cols,
+                             EdgeSums<CH, V, NE> &sums) {
   using L = HeadLayout<G, V, CH, DIM>;
-  const SpmmTile<G, V, CH> t;
-  const long long row = t.unit;
-  if (row >= numRows)
-    return; // the whole group leaves together
   const long long begin = offsets[row], end = offsets[row + 1];
   if (Heavy > 0 && end - begin > Heavy)
     return; // split into segments instead
   double r[L::NQ][NR];
   rowSums<G, V, CH, F, DIM, NR>(ops, t, r, row);
-  AttendState<CH, V, L::NQ, typename RowAccumulator<DIM>::Type> s;
-  attendEdges<G, V, CH, F, DIM, ODIM, NT, NR, Softmax>(ops, t, s, r, row, begin, end, cols);
-  attendStore<G, V, CH, F, DIM, ODIM, Softmax, SaveValue>(ops, t, s, row);
+  AttendState<CH, V, L::NQ, typename RowAccumulator<DIM>::Type, NO> s;
+  attendEdges<G, V, CH, F, DIM, NO, NE, PH, NT, NR, Softmax>(ops, t, s, sums, r, row, begin, end, cols);
+  attendStore<G, V, CH, F, DIM, NO, PH, Softmax, SaveValue>(ops, t, s, row);
+}
+
+/// Light rows (all rows when Heavy is 0): a group of G lanes per row.
+template <int G, int V, int CH, int F, int DIM, int NO, int PH, int NT, int NR, long long Heavy, bool Softmax,
+          bool SaveValue, typename Index, class Ops>
+GNNJIT_DEVICE void attendRows(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
+                              const Index *__restrict__ cols) {
+  const SpmmTile<G, V, CH> t;
+  if (t.unit >= numRows)
+    return; // the whole group leaves together
+  EdgeSums<CH, V, 0> none;
+  attendRow<G, V, CH, F, DIM, NO, 0, PH, NT, NR, Heavy, Softmax, SaveValue>(ops, t, t.unit, offsets, cols, none);
+}
+
+/// The groups of the launch: a strided kernel's group u takes units u, u +
+/// groups, u + 2 x groups, ...
+template <int G> GNNJIT_DEVICE long long launchGroups() { return (long long)gridDim.x * blockDim.x / G; }
+
+/// A group's sums over all edges as partial `u` of numPartials:
+/// sumPartials[e * numPartials + u] for element e of the outputs' sums in
+/// order (F floats each, or one per head for a per-head sum).
+template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH>
+GNNJIT_DEVICE void writeEdgeSums(const SpmmTile<G, V, CH> &t, const EdgeSums<CH, V, NE> &sums,
+                                 float *__restrict__ sumPartials, long long numPartials, long long u) {
+  forOwnedFeatures<G, V, CH, F>(t, [&](int c, int v, int f) {
+    int base = 0;
+#pragma unroll
+    for (int o = 0; o < NE; ++o) {
+      if (perHeadOutput(PH, NO + o)) {
+        if (f % DIM == 0)
+          sumPartials[(base + f / DIM) * numPartials + u] = (float)sums.acc[o][c][v];
+        base += F / DIM;
+      } else {
+        sumPartials[(base + f) * numPartials + u] = (float)sums.acc[o][c][v];
+        base += F;
+      }
+    }
+  });
+}
+
+/// Light rows of a step that also sums messages over all edges (NE outputs
+/// after its NO row outputs): group u of the launch's groups walks rows u,
+/// u + groups, ... (a fixed assignment), adds their edges into its sums and
+/// writes them as partial u (the finish kernel adds all partials in order:
+/// the same result on every run).
+template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, long long Heavy, typename Index,
+          class Ops>
+GNNJIT_DEVICE void attendRowsAndSums(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
+                                     const Index *__restrict__ cols, float *__restrict__ sumPartials,
+                                     long long numSumPartials) {
+  const SpmmTile<G, V, CH> t;
+  EdgeSums<CH, V, NE> sums;
+  for (long long row = t.unit; row < numRows; row += launchGroups<G>())
+    attendRow<G, V, CH, F, DIM, NO, NE, PH, NT, NR, Heavy, false, false>(ops, t, row, offsets, cols, sums);
+  writeEdgeSums<G, V, CH, F, DIM, NO, NE, PH>(t, sums, sumPartials, numSumPartials, t.unit);
 }
 
 /// Per-head sums at each node, for kernels that read them at an edge's far
@@ -282,42 +372,72 @@ GNNJIT_DEVICE void attendHeadSums(const Ops &ops, long long numRows) {
   }
 }
 
-/// One segment of Segment edges of a heavy row: its unnormalized sums go to
-/// partials[segment * F + f] and, with Softmax, its states (max, sum) per
-/// head to partials[numSegments * F + (segment * H + h) * 2 + {0, 1}].
-template <int G, int V, int CH, int F, int DIM, int ODIM, int NT, int NR, long long Segment, bool Softmax,
-          typename Index, class Ops>
-GNNJIT_DEVICE void attendSegments(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
-                                  const Index *__restrict__ cols, const Index *__restrict__ segmentRows,
-                                  const long long *__restrict__ segmentBegins, float *__restrict__ partials) {
+/// One segment of Segment edges of a heavy row: its unnormalized sums of
+/// output o go to partials[(segment * NO + o) * F + f] and, with Softmax,
+/// its states (max, sum) per head to partials[numSegments * NO * F +
+/// (segment * H + h) * 2 + {0, 1}].
+template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, long long Segment,
+          bool Softmax, typename Index, class Ops>
+GNNJIT_DEVICE void attendSegment(const Ops &ops, const SpmmTile<G, V, CH> &t, long long segment, long long numSegments,
+                                 const Index *__restrict__ offsets, const Index *__restrict__ cols,
+                                 const Index *__restrict__ segmentRows, const long long *__restrict__ segmentBegins,
+                                 float *__restrict__ partials, EdgeSums<CH, V, NE> &sums) {
   using L = HeadLayout<G, V, CH, DIM>;
   constexpr int H = F / DIM;
-  const SpmmTile<G, V, CH> t;
-  const long long segment = t.unit;
-  if (segment >= numSegments)
-    return;
   const long long row = segmentRows[segment];
   const long long begin = segmentBegins[segment];
   const long long end = min(begin + Segment, (long long)offsets[row + 1]);
   double r[L::NQ][NR];
   rowSums<G, V, CH, F, DIM, NR>(ops, t, r, row);
-  AttendState<CH, V, L::NQ, typename RowAccumulator<DIM>::Type> s;
-  attendEdges<G, V, CH, F, DIM, ODIM, NT, NR, Softmax>(ops, t, s, r, row, begin, end, cols);
-  // (A per-head aggregate's other accumulators stay 0: their partials too.)
+  AttendState<CH, V, L::NQ, typename RowAccumulator<DIM>::Type, NO> s;
+  attendEdges<G, V, CH, F, DIM, NO, NE, PH, NT, NR, Softmax>(ops, t, s, sums, r, row, begin, end, cols);
+  // (A per-head output's other accumulators stay 0: their partials too.)
   forOwnedFeatures<G, V, CH, F>(t, [&](int c, int v, int f) {
-    partials[segment * F + f] = (float)s.acc[c][v];
+#pragma unroll
+    for (int o = 0; o < NO; ++o)
+      partials[(segment * NO + o) * F + f] = (float)s.acc[o][c][v];
     if constexpr (Softmax)
       if (f % DIM == 0) {
-        float *state = partials + numSegments * F + (segment * H + f / DIM) * 2;
+        float *state = partials + numSegments * NO * F + (segment * H + f / DIM) * 2;
         state[0] = s.softmax[c / L::CPH].max;
         state[1] = (float)s.softmax[c / L::CPH].sum;
       }
   });
 }
 
+template <int G, int V, int CH, int F, int DIM, int NO, int PH, int NT, int NR, long long Segment, bool Softmax,
+          typename Index, class Ops>
+GNNJIT_DEVICE void attendSegments(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
+                                  const Index *__restrict__ cols, const Index *__restrict__ segmentRows,
+                                  const long long *__restrict__ segmentBegins, float *__restrict__ partials) {
+  const SpmmTile<G, V, CH> t;
+  if (t.unit >= numSegments)
+    return;
+  EdgeSums<CH, V, 0> none;
+  attendSegment<G, V, CH, F, DIM, NO, 0, PH, NT, NR, Segment, Softmax>(ops, t, t.unit, numSegments, offsets, cols,
+                                                                        segmentRows, segmentBegins, partials, none);
+}
+
+/// Heavy-row segments of a step that also sums over all edges: strided
+/// like attendRowsAndSums, the group's sums written as partial sumBase + u.
+template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, long long Segment,
+          typename Index, class Ops>
+GNNJIT_DEVICE void attendSegmentsAndSums(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
+                                         const Index *__restrict__ cols, const Index *__restrict__ segmentRows,
+                                         const long long *__restrict__ segmentBegins, float *__restrict__ partials,
+                                         float *__restrict__ sumPartials, long long numSumPartials, long long sumBase) {
+  const SpmmTile<G, V, CH> t;
+  EdgeSums<CH, V, NE> sums;
+  for (long long segment = t.unit; segment < numSegments; segment += launchGroups<G>())
+    attendSegment<G, V, CH, F, DIM, NO, NE, PH, NT, NR, Segment, false>(ops, t, segment, numSegments, offsets, cols,
+                                                                         segmentRows, segmentBegins, partials, sums);
+  writeEdgeSums<G, V, CH, F, DIM, NO, NE, PH>(t, sums, sumPartials, numSumPartials, sumBase + t.unit);
+}
+
 /// A heavy row: its segments merged in segment order (softmax states and
 /// accumulators rescaled alike), then stored like a light row.
-template <int G, int V, int CH, int F, int DIM, int ODIM, bool Softmax, bool SaveValue, typename Index, class Ops>
+template <int G, int V, int CH, int F, int DIM, int NO, int PH, bool Softmax, bool SaveValue, typename Index,
+          class Ops>
 GNNJIT_DEVICE void attendCombine(const Ops &ops, long long numSegments, long long numHeavyRows,
                                  const Index *__restrict__ offsets, const Index *__restrict__ heavyRows,
                                  const long long *__restrict__ heavyFirstSegment, const float *__restrict__ partials) {
@@ -329,7 +449,7 @@ GNNJIT_DEVICE void attendCombine(const Ops &ops, long long numSegments, long lon
   if (heavy >= numHeavyRows)
     return;
   const long long row = heavyRows[heavy];
-  AttendState<CH, V, L::NQ, typename RowAccumulator<DIM>::Type> s;
+  AttendState<CH, V, L::NQ, typename RowAccumulator<DIM>::Type, NO> s;
   for (long long seg = heavyFirstSegment[heavy]; seg < heavyFirstSegment[heavy + 1]; ++seg) {
 #pragma unroll
     for (int q = 0; q < L::NQ; ++q) {
@@ -338,19 +458,21 @@ GNNJIT_DEVICE void attendCombine(const Ops &ops, long long numSegments, long lon
         continue;
       SoftmaxStep step{1.0f, 1.0f};
       if constexpr (Softmax) {
-        const float *state = partials + numSegments * F + (seg * H + f0 / DIM) * 2;
+        const float *state = partials + numSegments * NO * F + (seg * H + f0 / DIM) * 2;
         step = s.softmax[q].merge(state[0], state[1]);
       }
 #pragma unroll
-      for (int c = q * L::CPH; c < (q + 1) * L::CPH; ++c)
+      for (int o = 0; o < NO; ++o)
 #pragma unroll
-        for (int v = 0; v < V; ++v) {
-          const double part = partials[seg * F + t.feature(c) + v];
-          s.acc[c][v] = Softmax ? s.acc[c][v] * step.rescale + part * step.weight : s.acc[c][v] + part;
-        }
+        for (int c = q * L::CPH; c < (q + 1) * L::CPH; ++c)
+#pragma unroll
+          for (int v = 0; v < V; ++v) {
+            const double part = partials[(seg * NO + o) * F + t.feature(c) + v];
+            s.acc[o][c][v] = Softmax ? s.acc[o][c][v] * step.rescale + part * step.weight : s.acc[o][c][v] + part;
+          }
     }
   }
-  attendStore<G, V, CH, F, DIM, ODIM, Softmax, SaveValue>(ops, t, s, row);
+  attendStore<G, V, CH, F, DIM, NO, PH, Softmax, SaveValue>(ops, t, s, row);
 }
 
 /// A sum over all edges (a parameter's gradient): group u of numRanges takes
@@ -358,7 +480,7 @@ GNNJIT_DEVICE void attendCombine(const Ops &ops, long long numSegments, long lon
 /// by row, and writes its sums to partials[f * numRanges + u]; a finish
 /// kernel adds them in a fixed order (the same result on every run, whatever
 /// the degrees: a hub's edges are shared among groups like any others).
-template <int G, int V, int CH, int F, int DIM, int ODIM, int NT, int NR, typename Index, class Ops>
+template <int G, int V, int CH, int F, int DIM, int PH, int NT, int NR, typename Index, class Ops>
 GNNJIT_DEVICE void attendRanges(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
                                 const Index *__restrict__ cols, long long numRanges, float *__restrict__ partials) {
   using L = HeadLayout<G, V, CH, DIM>;
@@ -369,7 +491,8 @@ GNNJIT_DEVICE void attendRanges(const Ops &ops, long long numRows, const Index *
   const long long edges = offsets[numRows];
   const long long per = (edges + numRanges - 1) / numRanges;
   const long long begin = min(edges, unit * per), end = min(edges, begin + per);
-  AttendState<CH, V, L::NQ, double> s;
+  AttendState<CH, V, L::NQ, double, 1> s;
+  EdgeSums<CH, V, 0> none;
   if (begin < end) {
     // The row holding position begin: offsets[row] <= begin < offsets[row + 1].
     long long lo = 0, hi = numRows - 1;
@@ -386,16 +509,16 @@ GNNJIT_DEVICE void attendRanges(const Ops &ops, long long numRows, const Index *
         continue;
       double r[L::NQ][NR];
       rowSums<G, V, CH, F, DIM, NR>(ops, t, r, row);
-      attendEdges<G, V, CH, F, DIM, ODIM, NT, NR, false>(ops, t, s, r, row, p, rowEnd, cols);
+      attendEdges<G, V, CH, F, DIM, 1, 0, PH, NT, NR, false>(ops, t, s, none, r, row, p, rowEnd, cols);
       p = rowEnd;
     }
   }
   forOwnedFeatures<G, V, CH, F>(t, [&](int c, int v, int f) {
-    if constexpr (ODIM == 1 && DIM > 1) {
+    if (perHeadOutput(PH, 0)) {
       if (f % DIM == 0) // a per-head sum: one partial per head
-        partials[(f / DIM) * numRanges + unit] = (float)s.acc[c][v];
+        partials[(f / DIM) * numRanges + unit] = (float)s.acc[0][c][v];
     } else {
-      partials[f * numRanges + unit] = (float)s.acc[c][v];
+      partials[f * numRanges + unit] = (float)s.acc[0][c][v];
     }
   });
 }

@@ -221,6 +221,30 @@ TEST_CASE("export gatv2, gat and transformer: attention modules with heavy rows 
   }
 }
 
+TEST_CASE("export --fuse-attention-backward: shared edge loops, parameter sums in the pass over in-edges; nvcc "
+          "compiles them") {
+  for (const char *args : {"--layer gatv2 --heads 4 --dim 32 --max-degree 1000 --median-degree 16",
+                           "--layer transformer --heads 2 --dim 64 --edge-features --index int64",
+                           "--layer gat --heads 3 --dim 7 --max-degree 1000 --median-degree 16 --unaligned"}) {
+    const std::string shown = args;
+    CAPTURE(shown);
+    gnnjit::test::TempDir tmp;
+    const auto plan = exportPlan(std::string(args) + " --fuse-attention-backward", tmp.path());
+    std::string sources;
+    for (const auto &m : plan["modules"])
+      sources += readAll(tmp.path() / (m["name"].get<std::string>() + ".cu"));
+    int shared = 0; // backward attention steps with more than one output
+    for (const auto &step : plan["passes"]["backward"]["steps"])
+      shared += step.contains("also") ? 1 : 0;
+    CHECK(shared == 1); // GATv2: xr and the attention vector; the Transformer: k and v; GAT: its two sums over out-edges
+    const bool gatv2 = shown.find("gatv2") != std::string::npos;
+    CHECK((sources.find("gnnjit::device::attendRowsAndSums<") != std::string::npos) == gatv2);
+    CHECK((sources.find("gnnjit::device::attendSegmentsAndSums<") != std::string::npos) == gatv2);
+    CHECK(sources.find("gnnjit::device::attendRanges<") == std::string::npos);
+    checkNvccCompiles(plan, tmp.path());
+  }
+}
+
 TEST_CASE("export writes the attention family's kernels: online softmax forward, log-sum-exp backward") {
   gnnjit::test::TempDir tmp;
   const fs::path out = tmp.path() / "gatv2";

@@ -4,8 +4,9 @@
 // examples/DistanceAttention.h; on every shared dataset and generated graphs
 // (hubs that take the segment path, a grid, random and clustered graphs, a
 // star with one node of in-degree 10^6, isolated nodes), heads 1 to 8, head
-// dims 1 to 256, int32 and int64. Gradients are checked to be bitwise
-// identical from run to run.
+// dims 1 to 256, int32 and int64; and the fused backward (shared edge
+// loops, RuleOptions::fuseAttentionBackward) on a subset. Gradients are
+// checked to be bitwise identical from run to run.
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
 #include "examples/DistanceAttention.h"
@@ -16,6 +17,7 @@
 #include "ref/Executor.h"
 #include "support/Random.h"
 
+#include "AttentionTestLayers.h"
 #include "GpuLayerCheck.h"
 #include "TestData.h"
 
@@ -90,6 +92,7 @@ std::vector<AttentionCase> attentionCases() {
        }},
       {"agnn", [=](int64_t, int64_t d) { return library("agnn", 1, d, none); }, false},
       {"distance_attention", [](int64_t h, int64_t d) { return examples::distanceAttention(h, d); }},
+      {"source_score", [](int64_t h, int64_t d) { return test::sourceScoreAttention(h, d); }},
   };
 }
 
@@ -126,14 +129,14 @@ TEST_CASE("heads 1, 2, 4, 8 by head dims 1, 7, 32, 64, 128, 256") {
   for (int64_t heads : {1, 2, 4, 8})
     for (int64_t dim : {1, 7, 32, 64, 128, 256})
       sweep(*g, {{heads, dim}}, {"gatv2", "transformer edge"});
-  sweep(*g, {{2, 64}, {8, 1}}, {"gat", "agnn", "distance_attention"});
+  sweep(*g, {{2, 64}, {8, 1}}, {"gat", "agnn", "distance_attention", "source_score"});
   MESSAGE(test::gpuChecks << " tensors checked");
 }
 
 TEST_CASE("generated graphs: hubs in segments, grid, random, clustered; int64") {
   sweep(*test::loadGraph("rmat:scale=11,ef=16,seed=1"), {{4, 32}, {3, 7}, {2, 128}});
   sweep(*test::loadGraph("rmat:scale=11,ef=16,seed=1", graph::IndexChoice::Int64), {{4, 32}, {3, 7}});
-  const std::vector<std::string> some = {"gatv2", "gat", "transformer edge", "distance_attention"};
+  const std::vector<std::string> some = {"gatv2", "gat", "transformer edge", "distance_attention", "source_score"};
   sweep(*test::loadGraph("grid:side=40"), {{4, 32}}, some);
   sweep(*test::loadGraph("er:n=3000,deg=12,seed=2"), {{4, 32}}, some);
   sweep(*test::loadGraph("sbm:n=2000,blocks=8,din=10,dout=2,seed=3"), {{4, 32}}, some);
@@ -146,6 +149,27 @@ TEST_CASE("forced heavy rows: segments merge softmax states and sums in order") 
   rule.heavyThreshold = 16;
   rule.segmentLength = 8;
   sweep(*test::loadGraph("rmat:scale=10,ef=16,seed=7"), {{4, 32}, {2, 7}, {1, 256}}, {}, rule);
+}
+
+TEST_CASE("the fused backward: shared edge loops, parameter sums in the pass over in-edges") {
+  RuleOptions fused;
+  fused.fuseAttentionBackward = true;
+  for (const char *name : {"cora", "squirrel", "tolokers"})
+    if (test::sharedFile(name))
+      sweep(*test::loadGraph(name), {{4, 32}, {1, 7}}, {}, fused);
+  sweep(*test::loadGraph("rmat:scale=11,ef=16,seed=1"), {{4, 32}, {3, 7}, {2, 128}}, {}, fused);
+  sweep(*test::loadGraph("rmat:scale=9,ef=8,seed=4"), {{8, 256}, {2, 1}, {1, 64}}, {"gatv2", "gat", "transformer edge"},
+        fused);
+  // More rows (a grid of 14400 nodes) and more segments (rmat 13 in
+  // segments of 8) than the strided kernels' 8192 groups: groups take
+  // several rows and segments each.
+  sweep(*test::loadGraph("grid:side=120"), {{4, 32}}, {"gatv2", "gat", "transformer", "source_score"}, fused);
+  RuleOptions heavy = fused;
+  heavy.heavyThreshold = 16;
+  heavy.segmentLength = 8;
+  sweep(*test::loadGraph("rmat:scale=10,ef=16,seed=7"), {{4, 32}, {2, 7}}, {}, heavy);
+  sweep(*test::loadGraph("rmat:scale=13,ef=16,seed=5"), {{4, 32}}, {"gatv2", "source_score"}, heavy);
+  MESSAGE(test::gpuChecks << " tensors checked");
 }
 
 TEST_CASE("a star with one node of in-degree 10^6, isolated nodes, and a graph without edges") {

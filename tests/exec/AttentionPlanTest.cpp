@@ -10,6 +10,7 @@
 #include "lower/Pipeline.h"
 #include "runtime/KernelCache.h"
 
+#include "AttentionTestLayers.h"
 #include "TestData.h"
 
 #include <doctest/doctest.h>
@@ -26,21 +27,38 @@ GraphFacts factsOf(int64_t median, int64_t max, lower::IndexWidth index = lower:
   return facts;
 }
 
-Program plan(const lower::LoweredLayer &lowered, Pass pass, const GraphFacts &facts, bool aligned = true) {
+Program plan(const lower::LoweredLayer &lowered, Pass pass, const GraphFacts &facts, bool aligned = true,
+             bool fuseBackward = false) {
   RuleOptions rule;
   rule.aligned = aligned;
+  rule.fuseAttentionBackward = fuseBackward;
   return planProgram(lowered, pass, ruleConfig(lowered, pass, facts, rule));
 }
 
 lower::LoweredLayer attentionLayer(const std::string &name, int64_t heads, int64_t dim, bool edgeFeatures = false) {
   if (name == "distance_attention")
     return lower::lowerLayer(examples::distanceAttention(heads, dim));
+  if (name == "source_score")
+    return lower::lowerLayer(test::sourceScoreAttention(heads, dim));
   layers::LayerOptions o;
   o.dim = dim;
   if (name != "agnn")
     o.heads = heads;
   o.edgeFeatures = edgeFeatures;
   return lower::lowerLayer(layers::buildLayer(name, o));
+}
+
+/// The attention steps of a plan in order: "head_sums", "edge_sum" (a sum
+/// over edge ranges), or the CSR a sum walks ("in", "out").
+std::vector<std::string> attentionKinds(const Program &p) {
+  std::vector<std::string> kinds;
+  for (const lower::Step &s : p.plan.steps)
+    if (const auto *a = std::get_if<lower::AttentionStep>(&s))
+      kinds.push_back(a->mode == lower::AttentionStep::Mode::EdgeSum    ? "edge_sum"
+                      : a->mode == lower::AttentionStep::Mode::HeadSums ? "head_sums"
+                      : a->direction == lower::Direction::Out          ? "out"
+                                                                       : "in");
+  return kinds;
 }
 
 } // namespace
@@ -58,19 +76,37 @@ TEST_CASE("GATv2: one online-softmax pass forward, saving log-sum-exps; three ed
   REQUIRE(forward.plan.saved.size() == 2);
   CHECK(forward.plan.saved[0].width == 4); // one log-sum-exp per head: O(N x H)
   const Program backward = plan(l, Pass::Backward, factsOf(8, 10));
-  std::vector<std::string> kinds;
-  for (const lower::Step &s : backward.plan.steps)
-    if (const auto *a = std::get_if<lower::AttentionStep>(&s))
-      kinds.push_back(a->mode == lower::AttentionStep::Mode::EdgeSum    ? "edge_sum"
-                      : a->mode == lower::AttentionStep::Mode::HeadSums ? "head_sums"
-                      : a->direction == lower::Direction::Out          ? "out"
-                                                                       : "in");
+  const std::vector<std::string> kinds = attentionKinds(backward);
   // <dO_i, O_i> per node first; the value's and the score's source
   // gradients merged into one pass over the transpose.
   CHECK(kinds == std::vector<std::string>{"head_sums", "out", "in", "edge_sum"});
   CHECK(std::get<lower::AttentionStep>(backward.plan.steps.front()).headSums.size() == 1);
   REQUIRE(backward.plan.saved.size() == 2);
   CHECK(backward.plan.saved[0].name == "lse0");
+}
+
+TEST_CASE("GATv2 with the fused backward: the attention vector's gradient in the destinations' pass") {
+  const lower::LoweredLayer l = attentionLayer("gatv2", 4, 32);
+  const Program backward = plan(l, Pass::Backward, factsOf(8, 10), true, true);
+  const std::vector<std::string> kinds = attentionKinds(backward);
+  // The attention vector's gradient (a sum over all edges) in the
+  // destinations' pass.
+  CHECK(kinds == std::vector<std::string>{"head_sums", "out", "in"});
+  const auto &in = std::get<lower::AttentionStep>(backward.plan.steps.at(2));
+  REQUIRE(in.outputs.size() == 2);
+  CHECK(in.outputs[0].target == "xr");
+  CHECK(!in.sumsAllEdges(0));
+  CHECK(in.sumsAllEdges(1));
+  CHECK(in.kernels.size() == 2); // strided rows, the finish of the sum
+  const Program heavy = plan(l, Pass::Backward, factsOf(8, 5000), true, true);
+  std::vector<lower::LaunchRule::Kind> launches;
+  for (const lower::KernelEntry &e : std::get<lower::AttentionStep>(heavy.plan.steps.at(2)).kernels)
+    launches.push_back(e.launch.kind);
+  // Strided rows and segments (one partial per group), their combine, the finish of the sum.
+  CHECK(launches == std::vector<lower::LaunchRule::Kind>{lower::LaunchRule::Kind::StridedRows,
+                                                          lower::LaunchRule::Kind::StridedSegments,
+                                                          lower::LaunchRule::Kind::SpmmCombine,
+                                                          lower::LaunchRule::Kind::ElementBlocks});
 }
 
 TEST_CASE("GAT's per-head score gradients keep the lanes of their [heads, dim] sums") {
@@ -85,6 +121,46 @@ TEST_CASE("GAT's per-head score gradients keep the lanes of their [heads, dim] s
           CHECK(a->outputs[k].stage.aggregate->shape() == dsl::Shape{4, 1});
         }
   CHECK(perHead == 2); // to the sources and to the destinations
+}
+
+/// The outputs of the backward's attention steps over out-edges, by target
+/// (or "agg<k>"), one string per step.
+std::vector<std::string> outEdgeSteps(const Program &p) {
+  std::vector<std::string> found;
+  for (const lower::Step &s : p.plan.steps)
+    if (const auto *a = std::get_if<lower::AttentionStep>(&s);
+        a && a->mode == lower::AttentionStep::Mode::Sum && a->direction == lower::Direction::Out) {
+      std::string outputs;
+      for (const lower::AttentionOutput &o : a->outputs)
+        outputs += (outputs.empty() ? "" : " ") + (o.target.empty() ? "agg" + std::to_string(o.aggregate) : o.target);
+      found.push_back(outputs);
+    }
+  return found;
+}
+
+TEST_CASE("with the fused backward, sums over the same edges share one edge loop") {
+  // The Transformer's key and value gradients: one pass over the transpose
+  // (alpha and the gathers of q_i and dO_i computed once per edge).
+  const Program transformer = plan(attentionLayer("transformer", 4, 32), Pass::Backward, factsOf(8, 10), true, true);
+  CHECK(outEdgeSteps(transformer) == std::vector<std::string>{"k v"});
+  // GAT's [heads, dim] source aggregate and its per-head score gradient.
+  const Program gat = plan(attentionLayer("gat", 4, 32), Pass::Backward, factsOf(8, 10), true, true);
+  const std::vector<std::string> gatSteps = outEdgeSteps(gat);
+  REQUIRE(gatSteps.size() == 1);
+  CHECK(gatSteps[0].find(' ') != std::string::npos); // two outputs
+  // GATv2 has one sum per CSR: nothing to share.
+  const Program gatv2 = plan(attentionLayer("gatv2", 4, 32), Pass::Backward, factsOf(8, 10), true, true);
+  CHECK(outEdgeSteps(gatv2) == std::vector<std::string>{"xl"});
+  // Off (the default): one step per sum.
+  const Program separate = plan(attentionLayer("transformer", 4, 32), Pass::Backward, factsOf(8, 10));
+  CHECK(outEdgeSteps(separate) == std::vector<std::string>{"k", "v"});
+}
+
+TEST_CASE("a sum over all edges with no pass over in-edges to join keeps its edge ranges") {
+  const Program p = plan(attentionLayer("source_score", 4, 32), Pass::Backward, factsOf(8, 10), true, true);
+  const std::vector<std::string> kinds = attentionKinds(p);
+  INFO(p.plan.describe());
+  CHECK(kinds == std::vector<std::string>{"head_sums", "out", "edge_sum"});
 }
 
 TEST_CASE("heavy rows give attention steps segment and combine entries; the source is deterministic") {
@@ -136,7 +212,7 @@ TEST_CASE("NVRTC compiles every generated kernel of every attention layer for sm
                                              {1, 64, factsOf(30, 40), false}};
   int compiled = 0;
   for (const Variation &v : variations)
-    for (const char *name : {"gatv2", "gat", "transformer", "agnn", "distance_attention"})
+    for (const char *name : {"gatv2", "gat", "transformer", "agnn", "distance_attention", "source_score"})
       for (bool edge : {false, true}) {
         const std::string layer = name;
         if (edge && layer != "gat" && layer != "gatv2" && layer != "transformer")
@@ -147,11 +223,16 @@ TEST_CASE("NVRTC compiles every generated kernel of every attention layer for sm
         CAPTURE(v.dim);
         const lower::LoweredLayer l = attentionLayer(layer, v.heads, v.dim, edge);
         for (Pass pass : {Pass::Forward, Pass::Backward})
-          for (const codegen::GeneratedModule &m : plan(l, pass, v.facts, v.aligned).code.modules) {
-            CAPTURE(m.name);
-            auto result = cache.tryCompile(kernelSource(m), runtime::CompileOptions{});
-            REQUIRE_MESSAGE(result.ok(), std::string(result.ok() ? "" : result.error().what()));
-            ++compiled;
+          for (bool fuse : {false, true}) { // the backward's edge loops separate, then shared
+            if (fuse && pass == Pass::Forward)
+              continue;
+            CAPTURE(fuse);
+            for (const codegen::GeneratedModule &m : plan(l, pass, v.facts, v.aligned, fuse).code.modules) {
+              CAPTURE(m.name);
+              auto result = cache.tryCompile(kernelSource(m), runtime::CompileOptions{});
+              REQUIRE_MESSAGE(result.ok(), std::string(result.ok() ? "" : result.error().what()));
+              ++compiled;
+            }
           }
       }
   MESSAGE(compiled << " modules compiled");
