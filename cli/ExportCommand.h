@@ -1,6 +1,6 @@
 // `gnnjit export --layer NAME [layer options] --out DIR [--arch sm_90]
 //                [--index int32|int64] [--weighted] [--median-degree N] [--max-degree N] [--local]
-//                [--variant auto|generated|cusparse] [--unaligned]
+//                [--variant auto|generated|cusparse] [--unaligned] [--fuse-attention-backward]
 //                [--backward | --no-backward]`
 //
 // Writes the kernels gnnjit would generate for a library layer, without a
@@ -13,10 +13,9 @@
 // --weighted`), --median-degree and --max-degree (the row lengths the tuning
 // rule sees: above its heavy-row threshold the modules get segment and
 // combine entries), --local (neighbour ids close together), --unaligned
-// (node inputs whose rows do not allow 16-byte vector loads).
-//
-// Layers of the attention family, which has no generated kernels yet, are
-// refused with the UserError planning gives, before anything is written.
+// (node inputs whose rows do not allow 16-byte vector loads),
+// --fuse-attention-backward (attention layers: the backward's shared edge
+// loops, as `run --fuse-attention-backward`).
 #pragma once
 
 #include <CLI/CLI.hpp>

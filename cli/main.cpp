@@ -4,6 +4,7 @@
 #include "cli/InfoCommand.h"
 #include "cli/LayersCommand.h"
 #include "cli/RunCommand.h"
+#include "cli/TuneCommand.h"
 #include "support/ExitCode.h"
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@ int main(int argc, char **argv) {
   gnnjit::cli::addLayersCommand(app);
   gnnjit::cli::addRunCommand(app);
   gnnjit::cli::addExportCommand(app);
+  gnnjit::cli::addTuneCommand(app);
 
   if (argc == 1) {
     fmt::print("{}", app.help());

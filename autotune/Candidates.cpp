@@ -1,0 +1,176 @@
+#include "autotune/Candidates.h"
+
+#include "autotune/ConfigJson.h"
+#include "dsl/Printer.h"
+#include "exec/Program.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <exception>
+#include <set>
+
+namespace gnnjit::autotune {
+
+using lower::StageConfig;
+
+namespace {
+
+std::string labelOf(const StageConfig &c) {
+  if (const auto *r = std::get_if<lower::ReductionConfig>(&c)) // what its print() leaves out
+    return fmt::format("{}{}{}", r->print(), r->packedMerge ? " packed-merge" : "", r->argScatter ? "" : " no-arg-scatter");
+  return std::visit(
+      [](const auto &config) -> std::string {
+        if constexpr (requires { config.print(); })
+          return config.print();
+        else
+          return "nothing to tune";
+      },
+      c);
+}
+
+/// The rule's row tiling of a config, if the family has one.
+const lower::RowTiling *tilingOf(const StageConfig &c) {
+  if (const auto *s = std::get_if<lower::SpmmConfig>(&c))
+    return s->backend == lower::SpmmConfig::Backend::Cusparse ? nullptr : s;
+  if (const auto *r = std::get_if<lower::ReductionConfig>(&c))
+    return r;
+  if (const auto *a = std::get_if<lower::AttentionConfig>(&c))
+    return a;
+  return nullptr;
+}
+
+/// Segments mean nothing without heavy rows: one identity for all of them.
+StageConfig normalized(StageConfig c) {
+  const auto reset = [](lower::RowTiling &t) {
+    if (t.heavyThreshold == 0) {
+      const lower::RowTiling plain;
+      t.segmentLength = plain.segmentLength;
+      t.segmentGroup = t.group;
+      t.segmentChunks = t.chunks;
+    }
+  };
+  std::visit(
+      [&](auto &config) {
+        if constexpr (std::is_base_of_v<lower::RowTiling, std::decay_t<decltype(config)>>)
+          reset(config);
+      },
+      c);
+  return c;
+}
+
+/// The rule asked under every combination of forced knobs of `options`.
+std::vector<exec::RuleOptions> knobGrid(const exec::RuleOptions &base, lower::Pass pass) {
+  std::vector<exec::RuleOptions> grid;
+  for (int group : {0, 1, 2, 4, 8, 16, 32})
+    for (int64_t threshold : {int64_t{0}, int64_t{32}, int64_t{128}, int64_t{512}})
+      for (int64_t segment : {int64_t{0}, int64_t{64}, int64_t{256}, int64_t{1024}})
+        for (exec::Variant variant : {exec::Variant::Auto, exec::Variant::Generated, exec::Variant::Cusparse})
+          for (bool packed : {true, false})
+            for (bool scatter : {true, false})
+              for (bool fuse : {false, true}) {
+                if (fuse && pass == lower::Pass::Forward)
+                  continue; // only the backward has loops to share
+                exec::RuleOptions o = base;
+                o.group = group;
+                o.heavyThreshold = threshold;
+                o.segmentLength = segment;
+                o.variant = variant;
+                o.packedMerge = packed;
+                o.argScatter = scatter;
+                o.fuseAttentionBackward = fuse;
+                grid.push_back(o);
+              }
+  return grid;
+}
+
+/// Why the model expects `c` to lose on these degrees and this width, or empty.
+std::string hopeless(const StageConfig &c, const exec::DegreeFacts &degrees, int64_t width) {
+  const lower::RowTiling *t = tilingOf(c);
+  if (!t)
+    return "";
+  if (static_cast<int64_t>(t->group) * t->vec > 2 * std::max<int64_t>(width, 1))
+    return fmt::format("lanes idle: {} lanes x {} floats for rows of {}", t->group, t->vec, width);
+  if (t->heavyThreshold > 0 && t->heavyThreshold < 2 * degrees.p50)
+    return fmt::format("splits typical rows: threshold {} below twice the median degree {}", t->heavyThreshold,
+                       degrees.p50);
+  if (t->heavyThreshold > 0 && t->segmentLength >= degrees.max)
+    return fmt::format("segments of {} as long as the longest row ({})", t->segmentLength, degrees.max);
+  return "";
+}
+
+std::string stageText(const lower::AggregationStage &s) {
+  const auto *agg = llvm::cast<dsl::Aggregate>(s.aggregate.get());
+  return fmt::format("aggregate[{}, {}] {} ({})", dsl::reduceName(agg->reduce()), dsl::overName(agg->over()),
+                     dsl::shapeText(s.aggregate->shape()), lower::familyName(s.family));
+}
+
+} // namespace
+
+std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lower::Pass pass,
+                                        const exec::GraphFacts &facts, const exec::RuleOptions &options,
+                                        bool exhaustive) {
+  const std::vector<lower::AggregationStage> &stages = lower::stagesOf(lowered, pass);
+  const lower::PassConfig rule = exec::ruleConfig(lowered, pass, facts, options);
+  std::vector<lower::PassConfig> answers;
+  for (const exec::RuleOptions &o : knobGrid(options, pass))
+    answers.push_back(exec::ruleConfig(lowered, pass, facts, o));
+  std::vector<StageSpace> spaces;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    if (std::holds_alternative<std::monostate>(rule.stages[k]))
+      continue;
+    StageSpace space;
+    space.stage = k;
+    space.what = stageText(stages[k]);
+    space.rule = {rule.stages[k], labelOf(rule.stages[k])};
+    std::vector<StageConfig> configs{rule.stages[k]};
+    for (const lower::PassConfig &a : answers) {
+      configs.push_back(a.stages[k]);
+      if (auto *s = std::get_if<lower::SpmmConfig>(&configs.back());
+          s && s->backend == lower::SpmmConfig::Backend::Cusparse)
+        for (int algorithm : {1, 2, 3}) {
+          lower::SpmmConfig fixed = *s;
+          fixed.cusparseAlgorithm = algorithm;
+          configs.push_back(fixed);
+        }
+    }
+    const bool over = llvm::cast<dsl::Aggregate>(stages[k].aggregate.get())->over() == dsl::Over::OutEdges;
+    const exec::DegreeFacts &degrees = over ? facts.out : facts.in;
+    std::set<std::string> seen, plans;
+    for (const StageConfig &c : configs) {
+      const StageConfig n = normalized(c);
+      if (!seen.insert(configJson(n).dump()).second)
+        continue;
+      Candidate candidate{c, labelOf(c)};
+      const bool isRule = &c == &configs.front();
+      if (!isRule && !exhaustive)
+        if (std::string why = hopeless(c, degrees, stages[k].aggregate->shape().size()); !why.empty()) {
+          space.pruned.push_back({candidate, why});
+          continue;
+        }
+      lower::PassConfig trial = rule;
+      trial.stages[k] = c;
+      std::string plan; // what runs: the steps and every module's source
+      try {
+        const exec::Program program = exec::planProgram(lowered, pass, trial);
+        plan = program.plan.describe();
+        for (const codegen::GeneratedModule &m : program.code.modules)
+          plan += m.source;
+        if (const auto *spmm = std::get_if<lower::SpmmConfig>(&c)) // chosen at launch, not in any source
+          plan += fmt::format(" cusparse algorithm {}", spmm->cusparseAlgorithm);
+      } catch (const std::exception &e) {
+        space.pruned.push_back({candidate, fmt::format("the planner refuses it: {}", e.what())});
+        continue;
+      }
+      if (!isRule && !plans.insert(plan).second)
+        continue; // a knob this stage does not read: the same kernels as an earlier candidate
+      if (isRule)
+        plans.insert(plan);
+      space.kept.push_back(candidate);
+    }
+    spaces.push_back(std::move(space));
+  }
+  return spaces;
+}
+
+} // namespace gnnjit::autotune

@@ -1,0 +1,222 @@
+// The autotuner's CPU parts: graph fingerprints, tuning records on disk
+// (round trip, concurrent writers, corrupt and foreign lines), and each
+// family's candidate configs, pruned by the degree model and the planner.
+#include "autotune/Candidates.h"
+#include "autotune/ConfigJson.h"
+#include "autotune/Fingerprint.h"
+#include "autotune/Records.h"
+#include "graph/GraphSource.h"
+#include "layers/Library.h"
+#include "lower/Pipeline.h"
+#include "support/Error.h"
+
+#include "TestData.h"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <set>
+#include <thread>
+
+using namespace gnnjit;
+using autotune::TuneKey;
+using autotune::TuneRecord;
+
+namespace {
+
+graph::Graph load(const std::string &spec) { return graph::Graph::fromEdges(graph::loadGraphSource(spec).edges); }
+
+TuneKey someKey(int64_t stage = 0) {
+  TuneKey k;
+  k.layer = "1d43088c8d8d32dd";
+  k.pass = "bwd";
+  k.stage = stage;
+  k.graph = "n2708-e10556-180c47dba863698b";
+  k.width = 128;
+  k.heads = 4;
+  k.gpu = "NVIDIA H200";
+  k.arch = "sm_90";
+  k.driver = 13000;
+  k.generator = "gnnjit-codegen 0.1.0";
+  return k;
+}
+
+lower::LoweredLayer libraryLayer(const std::string &name, int64_t dim, int64_t heads = 1) {
+  layers::LayerOptions o;
+  o.dim = dim;
+  if (layers::takes(layers::findLayer(name), layers::Knob::Heads))
+    o.heads = heads;
+  return lower::lowerLayer(layers::buildLayer(name, o));
+}
+
+exec::GraphFacts skewedFacts(int64_t median, int64_t max) {
+  exec::GraphFacts f;
+  f.in = f.out = exec::DegreeFacts{static_cast<double>(median) * 2, static_cast<double>(median) * 4, median, max};
+  return f;
+}
+
+} // namespace
+
+TEST_CASE("fingerprints agree across loads of the same graph and differ by one edge") {
+  const graph::Graph a = load("rmat:scale=10,ef=8,seed=3"), b = load("rmat:scale=10,ef=8,seed=3");
+  CHECK(autotune::fingerprint(a).key() == autotune::fingerprint(b).key());
+  CHECK(autotune::fingerprint(a).key() != autotune::fingerprint(load("rmat:scale=10,ef=8,seed=4")).key());
+  graph::EdgeList edges;
+  edges.numNodes = 100;
+  for (int64_t j = 0; j < 99; ++j)
+    edges.add(j, j + 1);
+  const std::string before = autotune::fingerprint(graph::Graph::fromEdges(edges)).key();
+  edges.add(7, 3);
+  const std::string after = autotune::fingerprint(graph::Graph::fromEdges(edges)).key();
+  CHECK(before != after);
+  // The same degrees and counts, one edge moved: only the CSR hash tells.
+  graph::EdgeList moved = edges;
+  moved.add(0, 50); // compare two graphs of one more edge each, to different rows of equal degree
+  graph::EdgeList other = edges;
+  other.add(0, 60);
+  CHECK(autotune::fingerprint(graph::Graph::fromEdges(moved)).key() !=
+        autotune::fingerprint(graph::Graph::fromEdges(other)).key());
+  if (const auto file = test::sharedFile("cora")) {
+    const graph::Graph c1 = load("cora"), c2 = load("cora");
+    CHECK(autotune::fingerprint(c1).key() == autotune::fingerprint(c2).key());
+  }
+}
+
+TEST_CASE("a tuning record of each family round-trips through its JSON line") {
+  lower::SpmmConfig spmm;
+  spmm.backend = lower::SpmmConfig::Backend::Cusparse;
+  spmm.cusparseAlgorithm = 2;
+  lower::ReductionConfig reduction;
+  reduction.group = 8;
+  reduction.heavyThreshold = 512;
+  reduction.packedMerge = true;
+  reduction.argScatter = false;
+  lower::AttentionConfig attention;
+  attention.group = 16;
+  attention.chunks = 2;
+  attention.segmentLength = 64;
+  attention.fuseBackward = true;
+  for (const lower::StageConfig &config : {lower::StageConfig{spmm}, lower::StageConfig{reduction},
+                                           lower::StageConfig{attention}, lower::StageConfig{std::monostate{}}}) {
+    TuneRecord r;
+    r.key = someKey(3);
+    r.config = config;
+    r.ms = 1.25;
+    r.ruleMs = 2.5;
+    r.candidates = 17;
+    const TuneRecord back = autotune::recordFromLine(autotune::recordLine(r));
+    CHECK(back.key == r.key);
+    CHECK(back.config == r.config);
+    CHECK(back.ms == r.ms);
+    CHECK(back.ruleMs == r.ruleMs);
+    CHECK(back.candidates == r.candidates);
+  }
+}
+
+TEST_CASE("records: corrupt and foreign lines are skipped and counted; the last record of a key wins") {
+  test::TempDir dir;
+  const autotune::RecordStore store(dir.path() / "tuning" / "records.jsonl");
+  CHECK(store.load().records.empty()); // no file yet
+  TuneRecord first;
+  first.key = someKey();
+  first.config = lower::AttentionConfig{};
+  first.ms = 3;
+  store.append(first);
+  {
+    std::ofstream out(store.file(), std::ios::app);
+    out << "not json at all\n";
+    out << R"({"format": 99, "key": {}})" << "\n";                        // another format
+    out << R"({"format": 1, "key": {"layer": "x"}, "config": {}})" << "\n"; // fields missing
+    out << R"({"format": 1, "key": )" << "\n";                              // cut short
+  }
+  TuneRecord second = first;
+  second.ms = 2;
+  store.append(second);
+  const autotune::LoadedRecords loaded = store.load();
+  CHECK(loaded.records.size() == 2);
+  CHECK(loaded.skipped == 4);
+  CHECK(loaded.firstProblem.find("line 2") != std::string::npos);
+  REQUIRE(loaded.find(first.key));
+  CHECK(loaded.find(first.key)->ms == 2);
+  CHECK_FALSE(loaded.find(someKey(1)));
+}
+
+TEST_CASE("records: concurrent writers never interleave lines") {
+  test::TempDir dir;
+  const autotune::RecordStore store(dir.path() / "records.jsonl");
+  constexpr int kWriters = 8, kEach = 40;
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w)
+    writers.emplace_back([&, w] {
+      for (int k = 0; k < kEach; ++k) {
+        TuneRecord r;
+        r.key = someKey(w * kEach + k);
+        r.key.graph = std::string(200 + w, 'g'); // long lines
+        r.config = lower::SpmmConfig{};
+        store.append(r);
+      }
+    });
+  for (std::thread &t : writers)
+    t.join();
+  const autotune::LoadedRecords loaded = store.load();
+  CHECK(loaded.skipped == 0);
+  REQUIRE(loaded.records.size() == kWriters * kEach);
+  std::set<int64_t> stages;
+  for (const TuneRecord &r : loaded.records)
+    stages.insert(r.key.stage);
+  CHECK(stages.size() == kWriters * kEach);
+}
+
+TEST_CASE("an unwritable records file is a UserError naming it") {
+  test::TempDir dir;
+  const std::filesystem::path file = dir.write("a-file", "x");
+  const autotune::RecordStore store(file / "records.jsonl");
+  TuneRecord r;
+  r.key = someKey();
+  r.config = lower::SpmmConfig{};
+  CHECK_THROWS_WITH_AS(store.append(r), doctest::Contains("a-file"), UserError);
+}
+
+TEST_CASE("candidates: the rule's first, each family's own space, pruned by the degrees and by the planner") {
+  const exec::GraphFacts facts = skewedFacts(100, 100000);
+  for (const char *name : {"gcn", "sage", "gatv2"}) {
+    CAPTURE(std::string(name));
+    const lower::LoweredLayer l = libraryLayer(name, 32, 4);
+    for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
+      const auto spaces = autotune::candidateSpaces(l, pass, facts, exec::RuleOptions{}, false);
+      REQUIRE_FALSE(spaces.empty());
+      for (const autotune::StageSpace &s : spaces) {
+        REQUIRE_FALSE(s.kept.empty());
+        CHECK(s.kept.front().config == s.rule.config);
+        CHECK(s.kept.size() > 3);
+        std::set<std::string> labels;
+        for (const autotune::Candidate &c : s.kept)
+          CHECK(labels.insert(autotune::configJson(c.config).dump()).second); // no duplicates
+        bool splitsTypical = false;
+        for (const autotune::PrunedCandidate &p : s.pruned)
+          splitsTypical |= p.why.find("splits typical rows") != std::string::npos;
+        CHECK(splitsTypical); // thresholds 32 and 128 under a median degree of 100
+        // Exhaustive keeps what the model pruned; only the planner still refuses.
+        const auto all = autotune::candidateSpaces(l, pass, facts, exec::RuleOptions{}, true);
+        const auto same = std::find_if(all.begin(), all.end(), [&](const auto &x) { return x.stage == s.stage; });
+        REQUIRE(same != all.end());
+        CHECK(same->kept.size() > s.kept.size());
+        for (const autotune::PrunedCandidate &p : same->pruned)
+          CHECK(p.why.find("the planner refuses it") == 0);
+      }
+    }
+  }
+  // GCN's SpMM may go through cuSPARSE, each of its algorithms a candidate.
+  const auto gcn = autotune::candidateSpaces(libraryLayer("gcn", 128), lower::Pass::Forward, facts, {}, false);
+  std::set<int> algorithms;
+  for (const autotune::Candidate &c : gcn.at(0).kept)
+    if (const auto *s = std::get_if<lower::SpmmConfig>(&c.config); s && s->backend == lower::SpmmConfig::Backend::Cusparse)
+      algorithms.insert(s->cusparseAlgorithm);
+  CHECK(algorithms == std::set<int>{0, 1, 2, 3});
+  // Attention tilings keep heads whole: at head dim 7 (vec 1) no group splits a head unevenly.
+  for (const auto &s : autotune::candidateSpaces(libraryLayer("gatv2", 7, 3), lower::Pass::Forward, facts, {}, true))
+    for (const autotune::Candidate &c : s.kept) {
+      const auto &a = std::get<lower::AttentionConfig>(c.config);
+      CHECK((a.group % 7 == 0 || 7 % a.group == 0));
+    }
+}
