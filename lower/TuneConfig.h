@@ -95,6 +95,7 @@ struct PassConfig {
   IndexWidth index = IndexWidth::I32;
   bool weighted = false; ///< the graph has edge weights (else edgeWeight reads 1)
   std::vector<StageConfig> stages;
+  bool operator==(const PassConfig &) const = default;
 };
 
 } // namespace gnnjit::lower

@@ -5,6 +5,7 @@
 #include "autotune/ConfigJson.h"
 #include "autotune/Fingerprint.h"
 #include "autotune/Records.h"
+#include "autotune/Tuner.h"
 #include "graph/GraphSource.h"
 #include "layers/Library.h"
 #include "lower/Pipeline.h"
@@ -219,4 +220,132 @@ TEST_CASE("candidates: the rule's first, each family's own space, pruned by the 
       const auto &a = std::get<lower::AttentionConfig>(c.config);
       CHECK((a.group % 7 == 0 || 7 % a.group == 0));
     }
+}
+
+namespace {
+
+/// A fake pass time: each attention stage costs 10 / its group (wider
+/// groups faster) plus its segment length / 1000 (shorter segments faster).
+double fakeMs(const lower::PassConfig &config) {
+  double ms = 0;
+  for (const lower::StageConfig &s : config.stages)
+    if (const auto *a = std::get_if<lower::AttentionConfig>(&s))
+      ms += 10.0 / a->group + static_cast<double>(a->segmentLength) / 1000.0;
+  return ms;
+}
+
+struct Search {
+  lower::LoweredLayer layer = libraryLayer("transformer", 32, 4);
+  exec::GraphFacts facts = skewedFacts(8, 1000);
+  lower::PassConfig rule = exec::ruleConfig(layer, lower::Pass::Backward, facts, {});
+  std::vector<autotune::StageSpace> spaces =
+      autotune::candidateSpaces(layer, lower::Pass::Backward, facts, exec::RuleOptions{}, false);
+};
+
+const lower::AttentionConfig *attentionOf(const lower::StageConfig &c) { return std::get_if<lower::AttentionConfig>(&c); }
+
+} // namespace
+
+TEST_CASE("search: the fastest candidate per stage, stage by stage; a tie keeps the rule's") {
+  Search s;
+  REQUIRE(s.spaces.size() >= 2);
+  double clock = 0;
+  std::vector<lower::PassConfig> seen;
+  const autotune::TunedPass tuned = autotune::searchPass(
+      s.spaces, s.rule,
+      [&](const lower::PassConfig &c) {
+        seen.push_back(c);
+        return fakeMs(c);
+      },
+      [](const lower::PassConfig &) { return std::string(); }, [&] { return clock; });
+  REQUIRE(tuned.stages.size() == s.spaces.size());
+  for (const autotune::TunedStage &stage : tuned.stages) {
+    const auto *best = attentionOf(stage.timed[stage.best].candidate.config);
+    REQUIRE(best);
+    CHECK(best->group == 32);
+    for (const autotune::TimedCandidate &t : stage.timed) {
+      CHECK(t.ms >= stage.timed[stage.best].ms);
+      if (attentionOf(t.candidate.config)->group == 32)
+        CHECK(attentionOf(t.candidate.config)->segmentLength >= best->segmentLength);
+    }
+    CHECK(stage.timed[stage.best].ms <= stage.ruleMs);
+  }
+  // Later stages were timed with the earlier stages at their winners.
+  const size_t first = s.spaces[0].stage;
+  CHECK(seen.back().stages[first] == tuned.config.stages[first]);
+  // All candidates equally fast: the rule's config stays.
+  const autotune::TunedPass flat = autotune::searchPass(
+      s.spaces, s.rule, [](const lower::PassConfig &) { return 1.0; },
+      [](const lower::PassConfig &) { return std::string(); }, [] { return 0.0; });
+  for (const autotune::TunedStage &stage : flat.stages)
+    CHECK(stage.best == 0);
+  CHECK(flat.config == s.rule);
+}
+
+TEST_CASE("search: a candidate that fails or disagrees scores infinity with why; the search goes on") {
+  Search s;
+  const autotune::TunedPass tuned = autotune::searchPass(
+      s.spaces, s.rule,
+      [](const lower::PassConfig &c) {
+        for (const lower::StageConfig &st : c.stages)
+          if (const auto *a = attentionOf(st); a && a->group == 8)
+            throw std::runtime_error("NVRTC could not compile it");
+        return fakeMs(c);
+      },
+      [](const lower::PassConfig &c) {
+        for (const lower::StageConfig &st : c.stages)
+          if (const auto *a = attentionOf(st); a && a->group == 16)
+            return std::string("out off by 3e-2");
+        return std::string();
+      },
+      [] { return 0.0; });
+  int failed = 0, disagreed = 0;
+  for (const autotune::TunedStage &stage : tuned.stages)
+    for (const autotune::TimedCandidate &t : stage.timed) {
+      const auto *a = attentionOf(t.candidate.config);
+      if (a->group == 8) {
+        CHECK(t.ms == autotune::kUntimed);
+        CHECK(t.failure.find("failed: NVRTC") == 0);
+        ++failed;
+      } else if (a->group == 16) {
+        CHECK(t.ms == autotune::kUntimed);
+        CHECK(t.failure.find("disagrees") == 0);
+        ++disagreed;
+      } else {
+        CHECK(t.ms < autotune::kUntimed);
+      }
+    }
+  CHECK(failed > 0);
+  CHECK(disagreed > 0);
+}
+
+TEST_CASE("search: past the budget the rest are reported untimed; records replay the winners") {
+  Search s;
+  double clock = 0;
+  const autotune::TunedPass tuned = autotune::searchPass(
+      s.spaces, s.rule,
+      [&](const lower::PassConfig &c) {
+        clock += 1.0; // a second per timing
+        return fakeMs(c);
+      },
+      [](const lower::PassConfig &) { return std::string(); }, [&] { return clock; }, {2.5});
+  int timed = 0, untimed = 0;
+  for (const autotune::TunedStage &stage : tuned.stages)
+    for (const autotune::TimedCandidate &t : stage.timed)
+      (t.ms < autotune::kUntimed ? timed : untimed) += 1;
+  CHECK(timed == 3 + static_cast<int>(tuned.stages.size()) - 1); // 3 before the budget, then each stage's rule
+  CHECK(untimed > 0);
+  // The winners as records, back through a file, replayed over the rule.
+  test::TempDir dir;
+  const autotune::RecordStore store(dir.path() / "records.jsonl");
+  TuneKey base = someKey();
+  for (const TuneRecord &r : autotune::recordsOf(tuned, base))
+    store.append(r);
+  const autotune::Replayed replayed = autotune::replay(s.rule, store.load(), base);
+  CHECK(replayed.fromRecords == static_cast<int>(tuned.stages.size()));
+  CHECK(replayed.config == tuned.config);
+  // Another GPU's records do not apply.
+  TuneKey other = base;
+  other.gpu = "NVIDIA A100";
+  CHECK(autotune::replay(s.rule, store.load(), other).fromRecords == 0);
 }

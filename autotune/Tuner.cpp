@@ -1,0 +1,92 @@
+#include "autotune/Tuner.h"
+
+#include <exception>
+
+namespace gnnjit::autotune {
+
+namespace {
+
+/// ms of `config`, or kUntimed with why: it throws, or disagrees with the rule.
+TimedCandidate timeOne(const Candidate &candidate, const lower::PassConfig &config, const PassTimer &time,
+                       const PassCheck &check, bool isRule) {
+  TimedCandidate t{candidate, kUntimed, ""};
+  try {
+    if (!isRule)
+      if (std::string why = check(config); !why.empty()) {
+        t.failure = "disagrees with the rule's config: " + why;
+        return t;
+      }
+    t.ms = time(config);
+  } catch (const std::exception &e) {
+    t.failure = std::string("failed: ") + e.what();
+  }
+  return t;
+}
+
+} // namespace
+
+TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule, const PassTimer &time,
+                     const PassCheck &check, const Elapsed &elapsed, const SearchOptions &options) {
+  TunedPass tuned;
+  tuned.config = rule;
+  for (const StageSpace &space : spaces) {
+    TunedStage stage;
+    stage.stage = space.stage;
+    stage.what = space.what;
+    for (size_t c = 0; c < space.kept.size(); ++c) {
+      const bool isRule = c == 0;
+      if (!isRule && elapsed() > options.budgetSeconds) {
+        stage.timed.push_back({space.kept[c], kUntimed, "not timed: the tuning budget was spent"});
+        continue;
+      }
+      lower::PassConfig trial = tuned.config;
+      trial.stages[space.stage] = space.kept[c].config;
+      stage.timed.push_back(timeOne(space.kept[c], trial, time, check, isRule));
+      if (isRule)
+        stage.ruleMs = stage.timed.back().ms;
+      else if (stage.timed.back().ms < stage.timed[stage.best].ms)
+        stage.best = c; // strictly faster: a tie keeps the rule's
+    }
+    if (!stage.timed.empty())
+      tuned.config.stages[space.stage] = stage.timed[stage.best].candidate.config;
+    tuned.stages.push_back(std::move(stage));
+  }
+  return tuned;
+}
+
+std::vector<TuneRecord> recordsOf(const TunedPass &tuned, const TuneKey &base) {
+  std::vector<TuneRecord> records;
+  for (const TunedStage &s : tuned.stages) {
+    if (s.timed.empty() || s.timed[s.best].ms == kUntimed)
+      continue; // nothing ran: nothing learned
+    TuneRecord r;
+    r.key = base;
+    r.key.stage = static_cast<int64_t>(s.stage);
+    r.config = s.timed[s.best].candidate.config;
+    r.ms = s.timed[s.best].ms;
+    r.ruleMs = s.ruleMs;
+    for (const TimedCandidate &t : s.timed)
+      r.candidates += t.ms != kUntimed ? 1 : 0;
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
+Replayed replay(const lower::PassConfig &rule, const LoadedRecords &records, const TuneKey &base) {
+  Replayed out{rule, 0};
+  for (size_t k = 0; k < rule.stages.size(); ++k) {
+    if (std::holds_alternative<std::monostate>(rule.stages[k]))
+      continue;
+    TuneKey key = base;
+    key.stage = static_cast<int64_t>(k);
+    // A record of another family (a layer hash collision, a hand-edited
+    // file) is ignored rather than planned.
+    if (const auto r = records.find(key); r && r->config.index() == rule.stages[k].index()) {
+      out.config.stages[k] = r->config;
+      ++out.fromRecords;
+    }
+  }
+  return out;
+}
+
+} // namespace gnnjit::autotune

@@ -1,0 +1,71 @@
+// The autotuner's search, apart from how a config is timed: stage by stage
+// (coordinate descent from the rule's config), every candidate of the stage
+// is checked against the rule's results and timed with the other stages at
+// their best so far; the fastest wins, the rule's config unless another is
+// faster, so tuning is never slower than the rule. A candidate that throws
+// (fails to compile or launch) or disagrees with the rule scores infinity
+// with the reason, and the search goes on; past the time budget, the rest of
+// the candidates are reported untimed (each stage's rule config is still
+// timed: it is what tuning must beat). The timer and the check are given:
+// on the GPU, CUDA events and a comparison of outputs; in tests, fakes.
+#pragma once
+
+#include "autotune/Candidates.h"
+#include "autotune/Records.h"
+
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace gnnjit::autotune {
+
+/// The median ms of one pass under `config`; throws when it cannot run.
+using PassTimer = std::function<double(const lower::PassConfig &config)>;
+/// Empty when `config`'s results agree with the rule's, else why not.
+using PassCheck = std::function<std::string(const lower::PassConfig &config)>;
+/// Seconds since the search began (a clock, or a fake one in tests).
+using Elapsed = std::function<double()>;
+
+inline constexpr double kUntimed = std::numeric_limits<double>::infinity();
+
+struct TimedCandidate {
+  Candidate candidate;
+  double ms = kUntimed;
+  std::string failure; ///< why it scored infinity (failed, disagreed, or the budget was spent), else empty
+};
+
+struct TunedStage {
+  size_t stage = 0;
+  std::string what;
+  std::vector<TimedCandidate> timed; ///< in the space's order, the rule's first
+  size_t best = 0;                   ///< index into timed
+  double ruleMs = kUntimed;
+};
+
+struct TunedPass {
+  lower::PassConfig config; ///< every stage at its best
+  std::vector<TunedStage> stages;
+};
+
+struct SearchOptions {
+  double budgetSeconds = 3.0; ///< no candidate starts after this
+};
+
+TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule, const PassTimer &time,
+                     const PassCheck &check, const Elapsed &elapsed, const SearchOptions &options = {});
+
+/// One record per tuned stage: `base` with the stage's index, its winner
+/// and times.
+std::vector<TuneRecord> recordsOf(const TunedPass &tuned, const TuneKey &base);
+
+/// The rule's config with each stage a record of `records` has for `base`
+/// (its stage index filled in per stage) replaced by the record's, and how
+/// many were.
+struct Replayed {
+  lower::PassConfig config;
+  int fromRecords = 0;
+};
+Replayed replay(const lower::PassConfig &rule, const LoadedRecords &records, const TuneKey &base);
+
+} // namespace gnnjit::autotune
