@@ -2,12 +2,18 @@
 
 #include "autotune/Candidates.h"
 #include "autotune/Fingerprint.h"
+#include "autotune/GpuTimer.h"
 #include "autotune/Records.h"
+#include "autotune/Tuner.h"
+#include "codegen/Version.h"
 #include "cli/GraphOptions.h"
 #include "cli/LayerOptionsCli.h"
 #include "layers/Library.h"
 #include "lower/Pipeline.h"
+#include "runtime/Device.h"
 #include "runtime/KernelCache.h"
+#include "support/Error.h"
+#include "support/Stopwatch.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -24,6 +30,8 @@ struct TuneArgs {
   GraphArgs graph;
   bool list = false;
   bool exhaustive = false;
+  double budgetSeconds = 3.0;
+  std::string records; ///< empty: under the kernel cache folder
   bool json = false;
 };
 
@@ -37,15 +45,101 @@ nlohmann::json spaceJson(const autotune::StageSpace &s) {
           {"pruned", pruned}};
 }
 
+nlohmann::json tunedJson(const autotune::TunedStage &s) {
+  nlohmann::json timed = nlohmann::json::array();
+  for (const autotune::TimedCandidate &t : s.timed) {
+    nlohmann::json c = {{"config", t.candidate.label}};
+    if (t.ms < autotune::kUntimed)
+      c["ms"] = t.ms;
+    else
+      c["why"] = t.failure;
+    timed.push_back(std::move(c));
+  }
+  const double best = s.timed.empty() ? autotune::kUntimed : s.timed[s.best].ms;
+  nlohmann::json j = {{"stage", s.stage}, {"aggregation", s.what}, {"candidates", timed}};
+  if (best < autotune::kUntimed && s.ruleMs < autotune::kUntimed) {
+    j["winner"] = s.timed[s.best].candidate.label;
+    j["ms"] = best;
+    j["rule_ms"] = s.ruleMs;
+    j["speedup_over_rule"] = s.ruleMs / best;
+  }
+  return j;
+}
+
+void printTuned(const autotune::TunedStage &s, lower::Pass pass) {
+  fmt::print("\n{} stage {}: {}\n", lower::passName(pass), s.stage, s.what);
+  for (size_t k = 0; k < s.timed.size(); ++k) {
+    const autotune::TimedCandidate &t = s.timed[k];
+    const std::string time = t.ms < autotune::kUntimed ? fmt::format("{:9.4f} ms", t.ms) : "       inf   ";
+    fmt::print("  {}{} {}{}\n", k == s.best ? "* " : "  ", time, t.candidate.label,
+               t.failure.empty() ? "" : "  (" + t.failure + ")");
+  }
+  if (!s.timed.empty() && s.timed[s.best].ms < autotune::kUntimed && s.ruleMs < autotune::kUntimed)
+    fmt::print("  winner {:.4f} ms, the rule's {:.4f} ms: {:.2f}x\n", s.timed[s.best].ms, s.ruleMs,
+               s.ruleMs / s.timed[s.best].ms);
+}
+
+/// Times every pass's candidates on the GPU, prints them, records the winners.
+void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::Layer &layer,
+          const lower::LoweredLayer &lowered, const graph::Graph &g, const exec::GraphFacts &facts,
+          const autotune::GraphFingerprint &print, const autotune::RecordStore &store, nlohmann::json &out) {
+  exec::DeviceGraph device(g);
+  const Stopwatch clock;
+  autotune::TuneKey base;
+  base.layer = layer.hashHex();
+  base.graph = print.key();
+  base.width = options.dim;
+  base.heads = options.heads;
+  base.gpu = runtime::deviceName();
+  base.arch = runtime::targetArch();
+  base.driver = runtime::driverVersion();
+  base.generator = codegen::kGeneratorVersion;
+  for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
+    const lower::PassConfig rule = exec::ruleConfig(lowered, pass, facts, exec::RuleOptions{});
+    const std::vector<autotune::StageSpace> spaces =
+        autotune::candidateSpaces(lowered, pass, facts, exec::RuleOptions{}, args.exhaustive);
+    autotune::GpuPassTimer timer(lowered, device, pass, rule);
+    std::vector<lower::PassConfig> trials;
+    for (const autotune::StageSpace &s : spaces)
+      for (const autotune::Candidate &c : s.kept) {
+        trials.push_back(rule);
+        trials.back().stages[s.stage] = c.config;
+      }
+    timer.precompile(trials);
+    const autotune::TunedPass tuned = autotune::searchPass(
+        spaces, rule, [&](const lower::PassConfig &c) { return timer.time(c); },
+        [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); },
+        {args.budgetSeconds});
+    base.pass = std::string(lower::passName(pass));
+    for (const autotune::TuneRecord &r : autotune::recordsOf(tuned, base))
+      store.append(r);
+    nlohmann::json stages = nlohmann::json::array();
+    for (const autotune::TunedStage &s : tuned.stages) {
+      stages.push_back(tunedJson(s));
+      if (!args.json)
+        printTuned(s, pass);
+    }
+    out["passes"][base.pass] = std::move(stages);
+  }
+  out["tuning_seconds"] = clock.seconds();
+  if (!args.json)
+    fmt::print("\ntuned in {:.2f} s; records appended to {}\n", clock.seconds(), store.file().string());
+}
+
 void run(const TuneArgs &args) {
+  if (!args.list && !runtime::hasCudaDevice())
+    throwUserError("gnnjit tune times candidates on a CUDA device and none was found; --list prints them without one");
   const layers::LayerInfo &info = layers::findLayer(args.layer);
-  const dsl::Layer layer = info.build(args.layerArgs.options(info));
+  const layers::LayerOptions options = args.layerArgs.options(info);
+  const dsl::Layer layer = info.build(options);
   const LoadedGraph loaded = loadGraph(args.graph);
   const graph::Graph &g = loaded.graph;
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
   const exec::GraphFacts facts = exec::graphFacts(g);
   const autotune::GraphFingerprint print = autotune::fingerprint(g);
-  const autotune::RecordStore store = autotune::RecordStore::inCacheFolder(runtime::defaultCacheDir());
+  const autotune::RecordStore store = args.records.empty()
+                                          ? autotune::RecordStore::inCacheFolder(runtime::defaultCacheDir())
+                                          : autotune::RecordStore(args.records);
   nlohmann::json out = {{"layer", info.name},
                         {"layer_hash", layer.hashHex()},
                         {"graph", g.name()},
@@ -55,6 +149,12 @@ void run(const TuneArgs &args) {
   if (!args.json)
     fmt::print("tune {} ({}) on {}: fingerprint {}\nrecords: {}\n", info.name, layer.hashHex(), g.name(), print.key(),
                store.file().string());
+  if (!args.list) {
+    tune(args, options, layer, lowered, g, facts, print, store, out);
+    if (args.json)
+      fmt::print("{}\n", out.dump(2));
+    return;
+  }
   for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
     const std::vector<autotune::StageSpace> spaces =
         autotune::candidateSpaces(lowered, pass, facts, exec::RuleOptions{}, args.exhaustive);
@@ -82,16 +182,20 @@ void run(const TuneArgs &args) {
 void addTuneCommand(CLI::App &app) {
   auto args = std::make_shared<TuneArgs>();
   CLI::App *cmd = app.add_subcommand(
-      "tune", "List the autotuner's candidate kernel configs for a layer on a graph, pruned by a model of its degrees "
-              "(no GPU needed)");
+      "tune", "Time the autotuner's candidate kernel configs of a layer on a graph on the GPU and record the fastest "
+              "per stage (--list: only list them, pruned by a model of the degrees; no GPU needed)");
   cmd->add_option("--layer", args->layer, "Library layer name (see `gnnjit layers`)")->capture_default_str();
   addLayerOptions(*cmd, args->layerArgs);
   addGraphOptions(*cmd, args->graph, GraphArgStyle::Flag);
-  cmd->add_flag("--list", args->list,
-                "Print the candidates of every stage without timing them (required: timing on the GPU is the "
-                "autotuner's next part)")
-      ->required();
-  cmd->add_flag("--exhaustive", args->exhaustive, "Keep the candidates the model would prune");
+  cmd->add_flag("--list", args->list, "Print the candidates of every stage without timing them (no GPU needed)");
+  cmd->add_flag("--exhaustive", args->exhaustive, "Keep (and time) the candidates the model would prune");
+  cmd->add_option("--records", args->records,
+                  "The tuning records file to append to (default: tuning/records.jsonl under the kernel cache "
+                  "folder, $GNNJIT_CACHE_DIR or ~/.cache/gnnjit)");
+  cmd->add_option("--budget-s", args->budgetSeconds,
+                  "Seconds of tuning after which no further candidate is timed (each stage's rule config still is)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print one JSON object instead of text");
   cmd->callback([args] { run(*args); });
 }

@@ -1,15 +1,19 @@
-// `gnnjit tune --layer NAME [layer options] --graph GRAPH --list [--exhaustive] [--json]`
+// `gnnjit tune --layer NAME [layer options] --graph GRAPH [--list] [--exhaustive] [--budget-s S]
+//             [--records FILE] [--json]`
 //
-// The autotuner's candidates for every tunable aggregation stage of both
-// passes on the graph given: the tuning rule's config, the candidates kept
-// (the configs the rule gives under forced lanes per row, heavy-row
-// thresholds, segment lengths, SpMM backends and cuSPARSE algorithms,
-// reduction merges and the fused attention backward, with the planner's
-// checks applied), and those a model of the degree statistics and the width
-// prunes, each with why (--exhaustive keeps them). Also the graph's
-// fingerprint and the records file tuning keys its records by. Needs no
-// GPU; timing the candidates on one is the autotuner's next part, so --list
-// is required for now.
+// The autotuner on one layer and graph. For every tunable aggregation stage
+// of both passes, its candidates: the tuning rule's config first, then the
+// configs the rule gives under forced lanes per row, heavy-row thresholds,
+// segment lengths, SpMM backends and cuSPARSE algorithms, reduction merges
+// and the fused attention backward (the planner's checks applied, configs
+// planning to the same kernels once), less those a model of the degree
+// statistics and the width prunes (--exhaustive keeps them).
+//
+// --list prints them, with the graph's fingerprint and the records file,
+// and needs no GPU. Otherwise each is checked against the rule config's
+// results and timed on the GPU (autotune/Tuner.h, autotune/GpuTimer.h),
+// stage by stage, until --budget-s; the winners (never slower than the
+// rule) are appended to the records file, one JSON line per stage.
 #pragma once
 
 #include <CLI/CLI.hpp>

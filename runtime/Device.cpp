@@ -41,6 +41,25 @@ DeviceMemoryInfo deviceMemoryInfo() {
   return info;
 }
 
+std::string deviceName() {
+  const int device = currentDevice();
+  cudaDeviceProp props{};
+  if (device < 0 || cudaGetDeviceProperties(&props, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "";
+  }
+  return props.name;
+}
+
+int driverVersion() {
+  int version = 0;
+  if (cudaDriverGetVersion(&version) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return version;
+}
+
 std::optional<std::string> deviceArch() {
   int device = currentDevice();
   if (device < 0)

@@ -27,6 +27,11 @@ DeviceMemoryInfo deviceMemoryInfo();
 /// "sm_XY" of the current device, or nothing when there is none (compile-only).
 std::optional<std::string> deviceArch();
 
+/// The current device's name ("NVIDIA H200"), or empty without one.
+std::string deviceName();
+/// The CUDA driver's version (13000 for 13.0), or 0 without a driver.
+int driverVersion();
+
 /// Returns `arch` when it is "sm_NN" or "sm_NNa" (NN: 2 or 3 digits) and this
 /// NVRTC can target it; otherwise throws UserError saying what is accepted.
 std::string validateArch(std::string_view arch);

@@ -1,8 +1,11 @@
 // `gnnjit tune --list`: the autotuner's candidates without a GPU.
 #include "RunGnnjit.h"
+#include "TestData.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+
+#include <filesystem>
 
 using gnnjit::test::runGnnjit;
 
@@ -27,8 +30,24 @@ TEST_CASE("tune --list --json: every tunable stage of both passes, the rule's co
   CHECK(nlohmann::json::parse(again.out)["fingerprint"] == j["fingerprint"]);
 }
 
-TEST_CASE("tune without --list is a usage error that says why") {
-  const auto r = runGnnjit("tune --layer gcn --graph rmat:scale=8");
-  CHECK(r.exitCode == 2);
-  CHECK(r.err.find("--list") != std::string::npos);
+TEST_CASE("tune without --list times the candidates on a GPU, or says that it needs one and --list does not") {
+  gnnjit::test::TempDir tmp;
+  const auto records = tmp.path() / "records.jsonl";
+  const auto r = runGnnjit("tune --layer gcn --dim 8 --graph rmat:scale=8,ef=4 --budget-s 1 --json --records '" +
+                           records.string() + "'");
+  INFO("stderr: " << r.err);
+  if (r.exitCode == 1) { // no GPU here
+    CHECK(r.err.find("CUDA device") != std::string::npos);
+    CHECK(r.err.find("--list") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(records));
+    return;
+  }
+  REQUIRE(r.exitCode == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char *pass : {"fwd", "bwd"})
+    for (const auto &stage : j["passes"][pass]) {
+      CHECK(stage.contains("winner"));
+      CHECK(stage["ms"].get<double>() <= stage["rule_ms"].get<double>());
+    }
+  CHECK(std::filesystem::exists(records));
 }

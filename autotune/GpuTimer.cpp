@@ -1,0 +1,93 @@
+#include "autotune/GpuTimer.h"
+
+#include "exec/RandomInputs.h"
+#include "ref/Bindings.h"
+#include "runtime/CudaCheck.h"
+#include "runtime/EventTiming.h"
+
+#include <fmt/format.h>
+#include <llvm/Support/Parallel.h>
+
+namespace gnnjit::autotune {
+
+GpuPassTimer::GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, lower::Pass pass,
+                           const lower::PassConfig &rule, int warmup, int reps)
+    : lowered_(lowered), graph_(graph), pass_(pass), warmup_(warmup), reps_(reps) {
+  uint64_t seed = 1;
+  auto bind = [&](const dsl::InputPtr &in, bool gradient) {
+    const exec::DeviceTensor &t = tensors_.add(in->name, ref::bindingRows(*in, graph_.host()), in->shape.size());
+    exec::fillRandom(t, seed++);
+    backwardInputs_[in->name] = t;
+    if (!gradient)
+      forwardInputs_[in->name] = t;
+  };
+  for (const dsl::InputPtr &in : lowered.layer.inputs())
+    bind(in, false);
+  for (const dsl::InputPtr &in : lowered.backward.plan.outputGradients)
+    bind(in, true);
+  exec::LayerRunner runner(lowered_, graph_, optionsFor(rule));
+  for (const auto &[name, t] : runOnce(runner))
+    expected_[name] = exec::download(t);
+}
+
+exec::RunnerOptions GpuPassTimer::optionsFor(const lower::PassConfig &config) const {
+  exec::RunnerOptions options;
+  (pass_ == lower::Pass::Forward ? options.forward : options.backward) = config;
+  return options;
+}
+
+const exec::DeviceTensors &GpuPassTimer::runOnce(exec::LayerRunner &runner) {
+  if (pass_ == lower::Pass::Forward)
+    return runner.forward(forwardInputs_);
+  runner.forward(forwardInputs_);
+  return runner.backward(backwardInputs_);
+}
+
+double GpuPassTimer::time(const lower::PassConfig &config) {
+  exec::LayerRunner runner(lowered_, graph_, optionsFor(config));
+  runner.prepare(pass_ == lower::Pass::Backward);
+  if (pass_ == lower::Pass::Backward)
+    runner.forward(forwardInputs_); // what the backward reads
+  return runtime::medianMs(
+      [&] {
+        if (pass_ == lower::Pass::Forward)
+          runner.forward(forwardInputs_);
+        else
+          runner.backward(backwardInputs_);
+      },
+      warmup_, reps_);
+}
+
+std::string GpuPassTimer::check(const lower::PassConfig &config) {
+  exec::LayerRunner runner(lowered_, graph_, optionsFor(config));
+  const exec::DeviceTensors &results = runOnce(runner);
+  std::string worst;
+  double worstError = 0;
+  for (const auto &[name, expected] : expected_) {
+    const exec::Agreement a = exec::compare(expected, results.at(name));
+    if (a.shapeMismatch)
+      return fmt::format("'{}' has another shape", name);
+    if (a.worst > 1e-4 && a.worst > worstError) {
+      worstError = a.worst;
+      worst = fmt::format("'{}' off by {:.3g} at ({}, {}): {} instead of {}", name, a.worst, a.row, a.col, a.actual,
+                          a.expected);
+    }
+  }
+  return worst;
+}
+
+void GpuPassTimer::precompile(const std::vector<lower::PassConfig> &configs) {
+  // The graph's lazily built parts, built once here, not raced for below.
+  (void)graph_.host().stats();
+  (void)graph_.host().outgoing();
+  llvm::parallelForEach(configs.begin(), configs.end(), [&](const lower::PassConfig &config) {
+    exec::CompileReport report;
+    try {
+      exec::compileProgram(lowered_, graph_.host(), pass_, optionsFor(config), report);
+    } catch (const std::exception &) {
+      // time() compiles it again and reports why it failed
+    }
+  });
+}
+
+} // namespace gnnjit::autotune

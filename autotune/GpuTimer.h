@@ -1,0 +1,48 @@
+// The autotuner's timer on the GPU: one pass of a layer on a graph under a
+// given config, with random inputs bound once, timed with CUDA events
+// (warm-up, then the median of several runs; the backward after one forward
+// under the rule's config). Its check runs the config once and compares the
+// pass's results (outputs, or input gradients) with the rule config's,
+// within 1e-4 relative. Kernels come through the kernel cache; precompile()
+// compiles many configs' kernels at once on the host's cores.
+#pragma once
+
+#include "exec/DeviceGraph.h"
+#include "exec/HostTransfer.h"
+#include "exec/LayerRunner.h"
+#include "lower/Stages.h"
+
+#include <string>
+#include <vector>
+
+namespace gnnjit::autotune {
+
+class GpuPassTimer {
+public:
+  GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, lower::Pass pass,
+               const lower::PassConfig &rule, int warmup = 2, int reps = 5);
+
+  /// The pass's median ms under `config`; throws what compiling or running it throws.
+  double time(const lower::PassConfig &config);
+  /// Empty when `config`'s results agree with the rule config's, else the
+  /// worst result and how far off it is.
+  std::string check(const lower::PassConfig &config);
+  /// Compiles the kernels of every config (NVRTC through the cache, in
+  /// parallel); one that fails to compile is left for time() to report.
+  void precompile(const std::vector<lower::PassConfig> &configs);
+
+private:
+  exec::RunnerOptions optionsFor(const lower::PassConfig &config) const;
+  /// Runs the pass once under `config` on `runner` (a forward first for the backward).
+  const exec::DeviceTensors &runOnce(exec::LayerRunner &runner);
+
+  const lower::LoweredLayer &lowered_;
+  exec::DeviceGraph &graph_;
+  lower::Pass pass_;
+  int warmup_, reps_;
+  exec::OwnedTensors tensors_;
+  exec::DeviceTensors forwardInputs_, backwardInputs_;
+  ref::TensorMap expected_; ///< the rule config's results
+};
+
+} // namespace gnnjit::autotune
