@@ -1,6 +1,8 @@
 #include "autotune/Records.h"
 
 #include "autotune/ConfigJson.h"
+#include "codegen/Version.h"
+#include "runtime/Device.h"
 #include "support/Error.h"
 
 #include <nlohmann/json.hpp>
@@ -44,6 +46,19 @@ TuneKey keyFromJson(const json &j) {
 }
 
 } // namespace
+
+TuneKey keyOnThisDevice(std::string layer, std::string graph, int64_t width, int64_t heads) {
+  TuneKey k;
+  k.layer = std::move(layer);
+  k.graph = std::move(graph);
+  k.width = width;
+  k.heads = heads;
+  k.gpu = runtime::deviceName();
+  k.arch = runtime::targetArch();
+  k.driver = runtime::driverVersion();
+  k.generator = codegen::kGeneratorVersion;
+  return k;
+}
 
 std::string recordLine(const TuneRecord &r) {
   return json{{"format", kFormat},  {"key", keyJson(r.key)}, {"config", configJson(r.config)},

@@ -39,6 +39,11 @@ struct TuneRecord {
   int64_t candidates = 0;    ///< timed
 };
 
+/// A key on the current device: `layer` (a hash), `graph` (a fingerprint
+/// key), the layer's width and heads, and this GPU's name, arch and driver
+/// and this generator; pass and stage left for the caller.
+TuneKey keyOnThisDevice(std::string layer, std::string graph, int64_t width, int64_t heads);
+
 /// The record as one line of JSON (no newline), and back (std::invalid_argument
 /// saying what is wrong for a line that is not a record of this format).
 std::string recordLine(const TuneRecord &record);

@@ -20,6 +20,8 @@ CudaRun::CudaRun(const lower::LoweredLayer &lowered, const graph::Graph &graph, 
   runtime::resetDeviceMemoryPeak();
   exec::RunnerOptions runnerOptions;
   runnerOptions.rule = options.rule;
+  runnerOptions.forward = options.forward;
+  runnerOptions.backward = options.backward;
   runner_ = std::make_unique<exec::LayerRunner>(lowered, graph_, runnerOptions);
 }
 

@@ -26,11 +26,15 @@ struct GpuStats {
   size_t peakBytes = 0;  ///< most device memory gnnjit held at once, graph and inputs included
   size_t inputBytes = 0; ///< the bound tensors
   std::string forwardPlan, backwardPlan; ///< Program::describe()
+  int tunedStages = 0;       ///< stages planned with a tuning record's config
+  std::string recordsNote;   ///< why records were not used, or a warning about the file, or empty
 };
 
 struct CudaRunOptions {
   exec::RuleOptions rule; ///< what the tuning rule is told (the SpMM variant, the fused attention backward)
   int reps = 10; ///< timed runs after one warm-up; the median is reported
+  /// The passes' configs instead of the rule's (from tuning records).
+  std::optional<lower::PassConfig> forward, backward;
 };
 
 /// One run on the GPU. The bound tensors are made once (`inputs`) and serve

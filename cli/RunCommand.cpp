@@ -1,5 +1,8 @@
 #include "cli/RunCommand.h"
 
+#include "autotune/Fingerprint.h"
+#include "autotune/Records.h"
+#include "autotune/Tuner.h"
 #include "cli/CudaRun.h"
 #include "cli/GraphOptions.h"
 #include "cli/LayerOptionsCli.h"
@@ -13,6 +16,7 @@
 #include "lower/Pipeline.h"
 #include "ref/Executor.h"
 #include "runtime/Device.h"
+#include "runtime/KernelCache.h"
 #include "support/Error.h"
 #include "support/Message.h"
 #include "support/Stopwatch.h"
@@ -144,6 +148,44 @@ void compareWithReference(const ReferenceRun &reference, const CudaRun &gpu, Run
     r.checks.push_back({"grad", name, exec::compare(t, gpu.gradients().at(name))});
 }
 
+/// What tuning records gave a GPU run.
+struct FromRecords {
+  int stages = 0;   ///< stages planned with a record's config
+  std::string note; ///< records not used, or lines skipped, or empty
+};
+
+/// The passes' configs from the tuning records of this layer, graph and GPU
+/// (`gnnjit tune` writes them), where any match; the rule's otherwise, and
+/// always when the rule was told to force something (--backend-variant,
+/// --fuse-attention-backward).
+FromRecords applyTuningRecords(const lower::LoweredLayer &lowered, const graph::Graph &g, const dsl::Layer &layer,
+                               const layers::LayerOptions &o, const RunArgs &args, CudaRunOptions &options) {
+  FromRecords out;
+  const autotune::RecordStore store = autotune::RecordStore::inCacheFolder(runtime::defaultCacheDir());
+  if (args.variant != "auto" || args.fuseAttentionBackward || !std::filesystem::exists(store.file()))
+    return out;
+  const autotune::LoadedRecords records = store.load();
+  if (records.skipped > 0)
+    out.note = fmt::format("{} line{} of {} skipped ({})", records.skipped, records.skipped == 1 ? "" : "s",
+                           store.file().string(), records.firstProblem);
+  const autotune::TuneKey base =
+      autotune::keyOnThisDevice(layer.hashHex(), autotune::fingerprint(g).key(), o.dim, o.heads);
+  const exec::GraphFacts facts = exec::graphFacts(g);
+  for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
+    if (pass == lower::Pass::Backward && !args.backward)
+      break;
+    const lower::PassConfig rule = exec::ruleConfig(lowered, pass, facts, options.rule);
+    const autotune::RecordedConfig recorded = autotune::recordedConfig(lowered, pass, rule, records, base);
+    if (recorded.config) {
+      (pass == lower::Pass::Forward ? options.forward : options.backward) = recorded.config;
+      out.stages += recorded.stages;
+    } else if (!recorded.refused.empty()) {
+      out.note = fmt::format("records for this run not used, the planner refused them: {}", recorded.refused);
+    }
+  }
+  return out;
+}
+
 void run(const RunArgs &args) {
   const bool haveGpu = runtime::hasCudaDevice();
   if (args.backend == "cuda" && !haveGpu)
@@ -200,6 +242,7 @@ void run(const RunArgs &args) {
     CudaRunOptions options;
     options.rule = shape.rule;
     options.reps = args.reps;
+    const FromRecords tuned = applyTuningRecords(lowered, g, layer, r.options, args, options);
     CudaRun gpu(lowered, g, options);
     gpu.prepare(args.backward);
     // The reference needs host copies of the inputs: read them once from
@@ -216,6 +259,8 @@ void run(const RunArgs &args) {
     }
     gpu.run(args.backward);
     r.gpu = gpu.stats();
+    r.gpu->tunedStages = tuned.stages;
+    r.gpu->recordsNote = tuned.note;
     r.forwardMs = r.gpu->forwardMs;
     r.backwardMs = r.gpu->backwardMs;
     r.outputs = checksums(outputNames, gpu.outputs());

@@ -87,7 +87,10 @@ void printRunJson(const RunResult &r) {
                     {"compiled", r.gpu->compiled},
                     {"cache_hits", r.gpu->cacheHits},
                     {"forward", r.gpu->forwardPlan},
-                    {"backward", r.gpu->backwardPlan}};
+                    {"backward", r.gpu->backwardPlan},
+                    {"tuned_stages", r.gpu->tunedStages}};
+    if (!r.gpu->recordsNote.empty())
+      j["kernels"]["tuning_records"] = r.gpu->recordsNote;
     j["device_memory_bytes"] = {
         {"peak", r.gpu->peakBytes}, {"graph", r.gpu->graphBytes}, {"inputs", r.gpu->inputBytes}};
   }
@@ -117,6 +120,11 @@ void printRunText(const RunResult &r) {
     const GpuStats &g = *r.gpu;
     fmt::print("backend  cuda ({} kernel module{}: {} compiled, {} from the cache, {:.1f} ms)\n", g.modules,
                g.modules == 1 ? "" : "s", g.compiled, g.cacheHits, g.compileMs);
+    if (g.tunedStages > 0)
+      fmt::print("tuned    {} stage{} planned with configs from tuning records (gnnjit tune)\n", g.tunedStages,
+                 g.tunedStages == 1 ? "" : "s");
+    if (!g.recordsNote.empty())
+      fmt::print("tuned    {}\n", g.recordsNote);
     fmt::print("{}", indentLines("forward  ", g.forwardPlan));
     if (r.backward)
       fmt::print("{}", indentLines("backward ", g.backwardPlan));

@@ -5,7 +5,6 @@
 #include "autotune/GpuTimer.h"
 #include "autotune/Records.h"
 #include "autotune/Tuner.h"
-#include "codegen/Version.h"
 #include "cli/GraphOptions.h"
 #include "cli/LayerOptionsCli.h"
 #include "layers/Library.h"
@@ -85,15 +84,7 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
           const autotune::GraphFingerprint &print, const autotune::RecordStore &store, nlohmann::json &out) {
   exec::DeviceGraph device(g);
   const Stopwatch clock;
-  autotune::TuneKey base;
-  base.layer = layer.hashHex();
-  base.graph = print.key();
-  base.width = options.dim;
-  base.heads = options.heads;
-  base.gpu = runtime::deviceName();
-  base.arch = runtime::targetArch();
-  base.driver = runtime::driverVersion();
-  base.generator = codegen::kGeneratorVersion;
+  autotune::TuneKey base = autotune::keyOnThisDevice(layer.hashHex(), print.key(), options.dim, options.heads);
   for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
     const lower::PassConfig rule = exec::ruleConfig(lowered, pass, facts, exec::RuleOptions{});
     const std::vector<autotune::StageSpace> spaces =

@@ -349,3 +349,36 @@ TEST_CASE("search: past the budget the rest are reported untimed; records replay
   other.gpu = "NVIDIA A100";
   CHECK(autotune::replay(s.rule, store.load(), other).fromRecords == 0);
 }
+
+TEST_CASE("run's configs from records: the recorded stages over the rule's; one the planner refuses is not used") {
+  const lower::LoweredLayer l = libraryLayer("gatv2", 32, 4);
+  const exec::GraphFacts facts = skewedFacts(8, 1000);
+  const lower::PassConfig rule = exec::ruleConfig(l, lower::Pass::Backward, facts, {});
+  TuneKey base = someKey();
+  autotune::LoadedRecords records;
+  CHECK_FALSE(autotune::recordedConfig(l, lower::Pass::Backward, rule, records, base).config); // none: the rule's
+  size_t stage = 0;
+  while (!std::holds_alternative<lower::AttentionConfig>(rule.stages[stage]))
+    ++stage;
+  lower::AttentionConfig faster = std::get<lower::AttentionConfig>(rule.stages[stage]);
+  faster.segmentLength = 64;
+  TuneRecord r;
+  r.key = base;
+  r.key.pass = "bwd";
+  r.key.stage = static_cast<int64_t>(stage);
+  r.config = faster;
+  records.records.push_back(r);
+  const autotune::RecordedConfig used = autotune::recordedConfig(l, lower::Pass::Backward, rule, records, base);
+  REQUIRE(used.config);
+  CHECK(used.stages == 1);
+  CHECK(used.config->stages[stage] == lower::StageConfig{faster});
+  CHECK_FALSE(autotune::recordedConfig(l, lower::Pass::Forward, exec::ruleConfig(l, lower::Pass::Forward, facts, {}),
+                                       records, base)
+                  .config); // the backward's record is not the forward's
+  lower::AttentionConfig broken = faster;
+  broken.vec = 3; // a vector width no kernel takes
+  records.records.back().config = broken;
+  const autotune::RecordedConfig refused = autotune::recordedConfig(l, lower::Pass::Backward, rule, records, base);
+  CHECK_FALSE(refused.config);
+  CHECK_FALSE(refused.refused.empty());
+}
