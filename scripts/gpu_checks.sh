@@ -130,6 +130,10 @@ if [[ $what == bench || $what == all ]]; then
   rm -rf "$out/npy"
   step bench_spmm "$bin/bench_spmm"
   tail -14 "$out/bench_spmm.log" | sed 's/^/    /'
+  # The autotuner: candidates timed, winners recorded in OUT_DIR (run reads the kernel cache's records only).
+  step tune_gcn_grid2100 "$bin/gnnjit" tune --layer gcn --dim 490 --graph grid:side=2100 --records "$out/records.jsonl"
+  step tune_gatv2_rmat20 "$bin/gnnjit" tune --layer gatv2 --heads 4 --dim 32 --graph rmat:scale=20,ef=16 \
+    --records "$out/records.jsonl"
   step bench_attention "$bin/bench_attention" --dump-npy "$out/npy" --json "$out/attention.jsonl"
   tail -16 "$out/bench_attention.log" | sed 's/^/    /'
   step pyg_attention timeout 300 python3 python/bench_pyg_attention.py "$out/npy" --reps 10 --json "$out/pyg_attention.jsonl"
