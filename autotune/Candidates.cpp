@@ -14,9 +14,7 @@ namespace gnnjit::autotune {
 
 using lower::StageConfig;
 
-namespace {
-
-std::string labelOf(const StageConfig &c) {
+std::string configLabel(const StageConfig &c) {
   if (const auto *r = std::get_if<lower::ReductionConfig>(&c)) // what its print() leaves out
     return fmt::format("{}{}{}", r->print(), r->packedMerge ? " packed-merge" : "", r->argScatter ? "" : " no-arg-scatter");
   return std::visit(
@@ -28,6 +26,8 @@ std::string labelOf(const StageConfig &c) {
       },
       c);
 }
+
+namespace {
 
 /// The rule's row tiling of a config, if the family has one.
 const lower::RowTiling *tilingOf(const StageConfig &c) {
@@ -59,28 +59,26 @@ StageConfig normalized(StageConfig c) {
   return c;
 }
 
-/// The rule asked under every combination of forced knobs of `options`.
-std::vector<exec::RuleOptions> knobGrid(const exec::RuleOptions &base, lower::Pass pass) {
+/// The rule asked under every combination of forced per-stage knobs of
+/// `options` (the fused attention backward is a knob of the whole pass:
+/// passVariants).
+std::vector<exec::RuleOptions> knobGrid(const exec::RuleOptions &base) {
   std::vector<exec::RuleOptions> grid;
   for (int group : {0, 1, 2, 4, 8, 16, 32})
     for (int64_t threshold : {int64_t{0}, int64_t{32}, int64_t{128}, int64_t{512}})
       for (int64_t segment : {int64_t{0}, int64_t{64}, int64_t{256}, int64_t{1024}})
         for (exec::Variant variant : {exec::Variant::Auto, exec::Variant::Generated, exec::Variant::Cusparse})
           for (bool packed : {true, false})
-            for (bool scatter : {true, false})
-              for (bool fuse : {false, true}) {
-                if (fuse && pass == lower::Pass::Forward)
-                  continue; // only the backward has loops to share
-                exec::RuleOptions o = base;
-                o.group = group;
-                o.heavyThreshold = threshold;
-                o.segmentLength = segment;
-                o.variant = variant;
-                o.packedMerge = packed;
-                o.argScatter = scatter;
-                o.fuseAttentionBackward = fuse;
-                grid.push_back(o);
-              }
+            for (bool scatter : {true, false}) {
+              exec::RuleOptions o = base;
+              o.group = group;
+              o.heavyThreshold = threshold;
+              o.segmentLength = segment;
+              o.variant = variant;
+              o.packedMerge = packed;
+              o.argScatter = scatter;
+              grid.push_back(o);
+            }
   return grid;
 }
 
@@ -113,7 +111,7 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
   const std::vector<lower::AggregationStage> &stages = lower::stagesOf(lowered, pass);
   const lower::PassConfig rule = exec::ruleConfig(lowered, pass, facts, options);
   std::vector<lower::PassConfig> answers;
-  for (const exec::RuleOptions &o : knobGrid(options, pass))
+  for (const exec::RuleOptions &o : knobGrid(options))
     answers.push_back(exec::ruleConfig(lowered, pass, facts, o));
   std::vector<StageSpace> spaces;
   for (size_t k = 0; k < stages.size(); ++k) {
@@ -122,7 +120,7 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
     StageSpace space;
     space.stage = k;
     space.what = stageText(stages[k]);
-    space.rule = {rule.stages[k], labelOf(rule.stages[k])};
+    space.rule = {rule.stages[k], configLabel(rule.stages[k])};
     std::vector<StageConfig> configs{rule.stages[k]};
     for (const lower::PassConfig &a : answers) {
       configs.push_back(a.stages[k]);
@@ -141,7 +139,7 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
       const StageConfig n = normalized(c);
       if (!seen.insert(configJson(n).dump()).second)
         continue;
-      Candidate candidate{c, labelOf(c)};
+      Candidate candidate{c, configLabel(c)};
       const bool isRule = &c == &configs.front();
       if (!isRule && !exhaustive)
         if (std::string why = hopeless(c, degrees, stages[k].aggregate->shape().size()); !why.empty()) {
@@ -171,6 +169,21 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
     spaces.push_back(std::move(space));
   }
   return spaces;
+}
+
+std::vector<PassVariant> passVariants(lower::Pass pass, const lower::PassConfig &rule) {
+  std::vector<PassVariant> variants;
+  const bool attention = std::any_of(rule.stages.begin(), rule.stages.end(), [](const StageConfig &s) {
+    return std::holds_alternative<lower::AttentionConfig>(s);
+  });
+  if (pass == lower::Pass::Backward && attention)
+    variants.push_back({"every attention stage fused-backward", [](lower::PassConfig c) {
+                          for (StageConfig &s : c.stages)
+                            if (auto *a = std::get_if<lower::AttentionConfig>(&s))
+                              a->fuseBackward = true;
+                          return c;
+                        }});
+  return variants;
 }
 
 } // namespace gnnjit::autotune

@@ -1,8 +1,8 @@
 // The configs the autotuner would time for each aggregation stage of a
 // pass: the rule's, and the rule's answers under forced lanes per row,
 // heavy-row thresholds, segment lengths, SpMM backends (and cuSPARSE
-// algorithms), reduction merges and the fused attention backward, each
-// family's own space. A simple model of the degree statistics and the width
+// algorithms) and reduction merges, each family's own space; and knobs of a
+// whole pass (the fused attention backward), tried on the stages' winners. A simple model of the degree statistics and the width
 // prunes the hopeless ones (unless exhaustive); the planner's own checks
 // drop the ones it refuses. No GPU is needed.
 #pragma once
@@ -10,6 +10,7 @@
 #include "exec/Tuning.h"
 #include "lower/KernelPlan.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,12 @@ namespace gnnjit::autotune {
 
 struct Candidate {
   lower::StageConfig config;
-  std::string label; ///< the config's print()
+  std::string label; ///< configLabel(config)
 };
+
+/// A config as the candidate lists print it: its print(), and what that
+/// leaves out (a reduction's merge and arg scatter).
+std::string configLabel(const lower::StageConfig &config);
 
 struct PrunedCandidate {
   Candidate candidate;
@@ -39,5 +44,15 @@ struct StageSpace {
 std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lower::Pass pass,
                                         const exec::GraphFacts &facts, const exec::RuleOptions &options,
                                         bool exhaustive);
+
+/// A knob of a whole pass, not of one stage: the fused attention backward
+/// shares loops between stages only when all of them have it, so a
+/// per-stage search would never see it pay. Applied to the per-stage
+/// winners and timed as one more candidate.
+struct PassVariant {
+  std::string label;
+  std::function<lower::PassConfig(lower::PassConfig)> apply;
+};
+std::vector<PassVariant> passVariants(lower::Pass pass, const lower::PassConfig &rule);
 
 } // namespace gnnjit::autotune

@@ -26,7 +26,8 @@ TimedCandidate timeOne(const Candidate &candidate, const lower::PassConfig &conf
 } // namespace
 
 TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule, const PassTimer &time,
-                     const PassCheck &check, const Elapsed &elapsed, const SearchOptions &options) {
+                     const PassCheck &check, const Elapsed &elapsed, const SearchOptions &options,
+                     const std::vector<PassVariant> &variants) {
   TunedPass tuned;
   tuned.config = rule;
   for (const StageSpace &space : spaces) {
@@ -50,6 +51,32 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
     if (!stage.timed.empty())
       tuned.config.stages[space.stage] = stage.timed[stage.best].candidate.config;
     tuned.stages.push_back(std::move(stage));
+  }
+  if (variants.empty())
+    return tuned;
+  // The winners together, then each pass variant of them; the fastest stays.
+  tuned.stagesMs = timeOne({}, tuned.config, time, check, true).ms;
+  lower::PassConfig best = tuned.config;
+  double bestMs = tuned.stagesMs;
+  for (const PassVariant &v : variants) {
+    const lower::PassConfig trial = v.apply(tuned.config);
+    const Candidate candidate{trial.stages.empty() ? lower::StageConfig{} : trial.stages.front(), v.label};
+    if (elapsed() > options.budgetSeconds) {
+      tuned.variants.push_back({candidate, kUntimed, "not timed: the tuning budget was spent"});
+      continue;
+    }
+    tuned.variants.push_back(timeOne(candidate, trial, time, check, false));
+    if (tuned.variants.back().ms < bestMs) {
+      bestMs = tuned.variants.back().ms;
+      best = trial;
+    }
+  }
+  if (best != tuned.config) { // a variant won: its stages are the records' configs
+    tuned.config = best;
+    for (TunedStage &s : tuned.stages) {
+      s.timed[s.best].candidate = {best.stages[s.stage], configLabel(best.stages[s.stage])};
+      s.timed[s.best].ms = bestMs; // every time is the whole pass's
+    }
   }
   return tuned;
 }

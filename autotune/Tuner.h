@@ -47,6 +47,10 @@ struct TunedStage {
 struct TunedPass {
   lower::PassConfig config; ///< every stage at its best
   std::vector<TunedStage> stages;
+  /// The pass variants applied to the stages' winners, and their times
+  /// beside the winners' (adopted when faster).
+  std::vector<TimedCandidate> variants;
+  double stagesMs = kUntimed; ///< the per-stage winners together, when variants were timed
 };
 
 struct SearchOptions {
@@ -54,7 +58,8 @@ struct SearchOptions {
 };
 
 TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule, const PassTimer &time,
-                     const PassCheck &check, const Elapsed &elapsed, const SearchOptions &options = {});
+                     const PassCheck &check, const Elapsed &elapsed, const SearchOptions &options = {},
+                     const std::vector<PassVariant> &variants = {});
 
 /// One record per tuned stage: `base` with the stage's index, its winner
 /// and times.

@@ -100,7 +100,7 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
     const autotune::TunedPass tuned = autotune::searchPass(
         spaces, rule, [&](const lower::PassConfig &c) { return timer.time(c); },
         [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); },
-        {args.budgetSeconds});
+        {args.budgetSeconds}, autotune::passVariants(pass, rule));
     base.pass = std::string(lower::passName(pass));
     for (const autotune::TuneRecord &r : autotune::recordsOf(tuned, base))
       store.append(r);
@@ -110,7 +110,16 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
       if (!args.json)
         printTuned(s, pass);
     }
+    nlohmann::json variants = nlohmann::json::array();
+    for (const autotune::TimedCandidate &v : tuned.variants) {
+      variants.push_back({{"variant", v.candidate.label}, {"ms", v.ms < autotune::kUntimed ? nlohmann::json(v.ms) : nlohmann::json(nullptr)},
+                          {"why", v.failure}, {"stage_winners_ms", tuned.stagesMs}});
+      if (!args.json)
+        fmt::print("\n{} pass variant {}: {} (the stages' winners together: {:.4f} ms)\n", base.pass, v.candidate.label,
+                   v.ms < autotune::kUntimed ? fmt::format("{:.4f} ms", v.ms) : v.failure, tuned.stagesMs);
+    }
     out["passes"][base.pass] = std::move(stages);
+    out["pass_variants"][base.pass] = std::move(variants);
   }
   out["tuning_seconds"] = clock.seconds();
   if (!args.json)
@@ -163,6 +172,14 @@ void run(const TuneArgs &args) {
         fmt::print("    {}: {}\n", p.candidate.label, p.why);
     }
     out["passes"][std::string(lower::passName(pass))] = std::move(stages);
+    nlohmann::json variants = nlohmann::json::array();
+    for (const autotune::PassVariant &v :
+         autotune::passVariants(pass, exec::ruleConfig(lowered, pass, facts, exec::RuleOptions{}))) {
+      variants.push_back(v.label);
+      if (!args.json)
+        fmt::print("\n{} pass variant (timed on the stages' winners): {}\n", lower::passName(pass), v.label);
+    }
+    out["pass_variants"][std::string(lower::passName(pass))] = std::move(variants);
   }
   if (args.json)
     fmt::print("{}\n", out.dump(2));

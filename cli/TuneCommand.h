@@ -4,10 +4,11 @@
 // The autotuner on one layer and graph. For every tunable aggregation stage
 // of both passes, its candidates: the tuning rule's config first, then the
 // configs the rule gives under forced lanes per row, heavy-row thresholds,
-// segment lengths, SpMM backends and cuSPARSE algorithms, reduction merges
-// and the fused attention backward (the planner's checks applied, configs
-// planning to the same kernels once), less those a model of the degree
-// statistics and the width prunes (--exhaustive keeps them).
+// segment lengths, SpMM backends and cuSPARSE algorithms and reduction
+// merges (the planner's checks applied, configs planning to the same
+// kernels once), less those a model of the degree statistics and the width
+// prunes (--exhaustive keeps them); then the pass variants (the fused
+// attention backward on every attention stage) on the stages' winners.
 //
 // --list prints them, with the graph's fingerprint and the records file,
 // and needs no GPU. Otherwise each is checked against the rule config's

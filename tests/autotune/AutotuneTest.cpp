@@ -382,3 +382,33 @@ TEST_CASE("run's configs from records: the recorded stages over the rule's; one 
   CHECK_FALSE(refused.config);
   CHECK_FALSE(refused.refused.empty());
 }
+
+TEST_CASE("search: the fused attention backward is a pass variant, adopted only when the whole pass is faster") {
+  Search s;
+  // No per-stage candidate carries the knob: alone in one stage it shares nothing.
+  for (const autotune::StageSpace &space : s.spaces)
+    for (const autotune::Candidate &c : space.kept)
+      CHECK_FALSE(attentionOf(c.config)->fuseBackward);
+  const auto variants = autotune::passVariants(lower::Pass::Backward, s.rule);
+  REQUIRE(variants.size() == 1);
+  CHECK(autotune::passVariants(lower::Pass::Forward, exec::ruleConfig(s.layer, lower::Pass::Forward, s.facts, {}))
+            .empty());
+  const auto allFused = [](const lower::PassConfig &c) {
+    for (const lower::StageConfig &st : c.stages)
+      if (const auto *a = attentionOf(st); a && !a->fuseBackward)
+        return false;
+    return true;
+  };
+  for (double fusedFactor : {0.5, 2.0}) { // fused twice as fast, then twice as slow
+    CAPTURE(fusedFactor);
+    const autotune::TunedPass tuned = autotune::searchPass(
+        s.spaces, s.rule, [&](const lower::PassConfig &c) { return fakeMs(c) * (allFused(c) ? fusedFactor : 1.0); },
+        [](const lower::PassConfig &) { return std::string(); }, [] { return 0.0; }, {}, variants);
+    REQUIRE(tuned.variants.size() == 1);
+    CHECK(tuned.variants[0].ms == doctest::Approx(tuned.stagesMs * fusedFactor));
+    CHECK(allFused(tuned.config) == (fusedFactor < 1));
+    // The records carry what won.
+    for (const TuneRecord &r : autotune::recordsOf(tuned, someKey()))
+      CHECK(attentionOf(r.config)->fuseBackward == (fusedFactor < 1));
+  }
+}
