@@ -77,8 +77,8 @@ TEST_CASE("fingerprints agree across loads of the same graph and differ by one e
   other.add(0, 60);
   CHECK(autotune::fingerprint(graph::Graph::fromEdges(moved)).key() !=
         autotune::fingerprint(graph::Graph::fromEdges(other)).key());
-  if (const auto file = test::sharedFile("cora")) {
-    const graph::Graph c1 = load("cora"), c2 = load("cora");
+  if (const auto folder = test::sharedFile("cora")) { // a dataset folder, by its path
+    const graph::Graph c1 = load(folder->string()), c2 = load(folder->string());
     CHECK(autotune::fingerprint(c1).key() == autotune::fingerprint(c2).key());
   }
 }
