@@ -12,6 +12,7 @@
 #include "exec/LayerRunner.h"
 #include "lower/Stages.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ public:
 
 private:
   exec::RunnerOptions optionsFor(const lower::PassConfig &config) const;
+  /// A runner planned with `config`: the last one made when it was for the
+  /// same config (the search checks a candidate, then times it).
+  exec::LayerRunner &runnerFor(const lower::PassConfig &config);
   /// Runs the pass once under `config` on `runner` (a forward first for the backward).
   const exec::DeviceTensors &runOnce(exec::LayerRunner &runner);
 
@@ -43,6 +47,8 @@ private:
   exec::OwnedTensors tensors_;
   exec::DeviceTensors forwardInputs_, backwardInputs_;
   ref::TensorMap expected_; ///< the rule config's results
+  lower::PassConfig lastConfig_;
+  std::unique_ptr<exec::LayerRunner> lastRunner_;
 };
 
 } // namespace gnnjit::autotune

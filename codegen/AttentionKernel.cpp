@@ -123,7 +123,7 @@ public:
     // sums per row, NE: after them, its sums over all edges; bit o of
     // PER_HEAD set where output o is one value per head.
     out.line("constexpr int F = {}, LDIM = {};", shape_.size(), shape_.dim);
-    out.line("constexpr int NO = {}, NE = {}, PER_HEAD = {};", std::max<size_t>(1, rowOutputs()), edgeSumOutputs(),
+    out.line("constexpr int NO = {}, NE = {}, PER_HEAD = {};", std::max<size_t>(1, step_.rowOutputs()), edgeSumOutputs(),
              perHeadMask());
     out.line("constexpr int NT = {}, NR = {}; // per-head sums per edge, per row (at least 1)",
              std::max<size_t>(1, sums_.edge.size()), std::max<size_t>(1, sums_.row.size()));
@@ -157,13 +157,7 @@ public:
   }
 
 private:
-  size_t edgeSumOutputs() const {
-    size_t n = 0;
-    for (size_t k = 0; k < step_.outputs.size(); ++k)
-      n += step_.sumsAllEdges(k) ? 1 : 0;
-    return n;
-  }
-  size_t rowOutputs() const { return step_.outputs.size() - edgeSumOutputs(); }
+  size_t edgeSumOutputs() const { return step_.outputs.size() - step_.rowOutputs(); }
 
   unsigned perHeadMask() const {
     unsigned mask = 0;
@@ -175,7 +169,7 @@ private:
   /// finish{k} and outputRow{k} of each output, and finish(o, ...) and
   /// outputRow(o, row) choosing among them (o is a constant where called).
   void results(SourceWriter &w, ParamList &ops) const {
-    const size_t n = rowOutputs();
+    const size_t n = step_.rowOutputs();
     for (size_t k = 0; k < n; ++k) {
       const lower::AttentionOutput &o = step_.outputs[k];
       writeFinish(w, ops, ownRowPlaces(plan_.weighted), {}, o.fusedOutput, *o.stage.aggregate,
@@ -344,10 +338,8 @@ private:
               : params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
     const std::string count = fused ? params.use(ParamKind::NumSumPartials, "", "num_sum_partials", "long long")
                                     : params.use(ParamKind::NumPartials, "", "num_partials", "long long");
-    size_t k = fused ? rowOutputs() + finished : 0;
-    int64_t before = 0; // elements of the sums before this one
-    for (size_t j = rowOutputs(); j < k; ++j)
-      before += step_.outputs[j].stage.aggregate->shape().size();
+    const size_t k = fused ? step_.rowOutputs() + finished : 0;
+    const int64_t before = fused ? step_.edgeSumWidth(k) : 0; // elements of the sums before this one
     const int aggregate = step_.outputs[k].aggregate;
     const std::string sum = params.use(ParamKind::AggregateData, std::to_string(aggregate),
                                        aggregateParamName(aggregate), "float* __restrict__");

@@ -83,10 +83,7 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
                         (s->mode == lower::AttentionStep::Mode::Softmax ? 2 * shape.heads : 0),
                     sizeof(float));
       // Sums over all edges: a partial per group of the strided kernels.
-      int64_t sumWidth = 0;
-      for (size_t k = 0; k < s->outputs.size(); ++k)
-        sumWidth += s->sumsAllEdges(k) ? s->outputs[k].stage.aggregate->shape().size() : 0;
-      if (sumWidth > 0) {
+      if (const int64_t sumWidth = s->edgeSumWidth(); sumWidth > 0) {
         int64_t groups = 0;
         for (const lower::KernelEntry &k : s->kernels)
           if (k.launch.kind == lower::LaunchRule::Kind::StridedRows ||

@@ -144,12 +144,7 @@ private:
       launch(1, frame);
       return;
     }
-    int64_t sumWidth = 0, rowOutputs = 0; // the elements of its sums over all edges; its per-row outputs
-    for (size_t k = 0; k < s.outputs.size(); ++k)
-      if (s.sumsAllEdges(k))
-        sumWidth += s.outputs[k].stage.aggregate->shape().size();
-      else
-        ++rowOutputs;
+    const int64_t sumWidth = s.edgeSumWidth(), rowOutputs = static_cast<int64_t>(s.rowOutputs());
     if (sumWidth > 0) {
       launchWithEdgeSums(s, frame, rowOutputs * shape.size(), sumWidth);
       return;

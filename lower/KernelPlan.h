@@ -10,6 +10,7 @@
 #include "lower/Stages.h"
 #include "lower/TuneConfig.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <variant>
@@ -158,6 +159,10 @@ struct AttentionStep {
   /// outputs): each group of the strided kernels adds it over the edges it
   /// walks into a partial, and finish kernels add the partials in order.
   bool sumsAllEdges(size_t k) const;
+  /// The outputs summed per row (those before the sums over all edges).
+  size_t rowOutputs() const;
+  /// The elements of the sums over all edges among outputs [rowOutputs(), upTo).
+  int64_t edgeSumWidth(size_t upTo = SIZE_MAX) const;
 };
 
 /// The lane shape of an attention stage (AttentionStep::lanes).

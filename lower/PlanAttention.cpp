@@ -39,6 +39,20 @@ bool AttentionStep::sumsAllEdges(size_t k) const {
   return mode == Mode::Sum && cast<Aggregate>(outputs[k].stage.aggregate.get())->over() == Over::AllEdges;
 }
 
+size_t AttentionStep::rowOutputs() const {
+  size_t n = 0;
+  while (n < outputs.size() && !sumsAllEdges(n))
+    ++n;
+  return n;
+}
+
+int64_t AttentionStep::edgeSumWidth(size_t upTo) const {
+  int64_t width = 0;
+  for (size_t k = rowOutputs(); k < std::min(upTo, outputs.size()); ++k)
+    width += outputs[k].stage.aggregate->shape().size();
+  return width;
+}
+
 bool isLaneSum(const ExprNode &n, const Shape &lanes) {
   const auto *sum = llvm::dyn_cast<SumAxis>(&n);
   if (!sum || sum->axis() != Axis::Dim || n.operands()[0]->shape() != lanes)
