@@ -173,17 +173,31 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
 
 std::vector<PassVariant> passVariants(lower::Pass pass, const lower::PassConfig &rule) {
   std::vector<PassVariant> variants;
-  const bool attention = std::any_of(rule.stages.begin(), rule.stages.end(), [](const StageConfig &s) {
+  const auto attention = std::find_if(rule.stages.begin(), rule.stages.end(), [](const StageConfig &s) {
     return std::holds_alternative<lower::AttentionConfig>(s);
   });
-  if (pass == lower::Pass::Backward && attention)
-    variants.push_back({"every attention stage fused-backward", [](lower::PassConfig c) {
-                          for (StageConfig &s : c.stages)
-                            if (auto *a = std::get_if<lower::AttentionConfig>(&s))
-                              a->fuseBackward = true;
-                          return c;
-                        }});
+  if (pass != lower::Pass::Backward || attention == rule.stages.end())
+    return variants;
+  // The other setting than the rule's (fused unless the rule was told not to).
+  const bool fuse = !std::get<lower::AttentionConfig>(*attention).fuseBackward;
+  variants.push_back({fuse ? "every attention stage fused-backward" : "every attention stage unfused-backward",
+                      [fuse](lower::PassConfig c) {
+                        for (StageConfig &s : c.stages)
+                          if (auto *a = std::get_if<lower::AttentionConfig>(&s))
+                            a->fuseBackward = fuse;
+                        return c;
+                      }});
   return variants;
+}
+
+std::vector<lower::PassConfig> trialConfigs(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule) {
+  std::vector<lower::PassConfig> trials;
+  for (const StageSpace &s : spaces)
+    for (const Candidate &c : s.kept) {
+      trials.push_back(rule);
+      trials.back().stages[s.stage] = c.config;
+    }
+  return trials;
 }
 
 } // namespace gnnjit::autotune

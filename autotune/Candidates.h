@@ -45,6 +45,10 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
                                         const exec::GraphFacts &facts, const exec::RuleOptions &options,
                                         bool exhaustive);
 
+/// Every config the search may time, one per kept candidate: the rule's
+/// with that candidate's stage replaced (what to compile ahead of timing).
+std::vector<lower::PassConfig> trialConfigs(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule);
+
 /// A knob of a whole pass, not of one stage: the fused attention backward
 /// shares loops between stages only when all of them have it, so a
 /// per-stage search would never see it pay. Applied to the per-stage

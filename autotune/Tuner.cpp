@@ -1,5 +1,6 @@
 #include "autotune/Tuner.h"
 
+#include <algorithm>
 #include <exception>
 
 namespace gnnjit::autotune {
@@ -30,13 +31,20 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
                      const std::vector<PassVariant> &variants) {
   TunedPass tuned;
   tuned.config = rule;
-  for (const StageSpace &space : spaces) {
+  // Each stage (and the variants, as one more) gets an equal share of what
+  // is left of the budget when it starts, so a stage with many candidates
+  // cannot leave the later ones only their rule's time.
+  const size_t shares = spaces.size() + (variants.empty() ? 0 : 1);
+  for (size_t k = 0; k < spaces.size(); ++k) {
+    const StageSpace &space = spaces[k];
+    const double start = elapsed();
+    const double deadline = start + std::max(0.0, options.budgetSeconds - start) / static_cast<double>(shares - k);
     TunedStage stage;
     stage.stage = space.stage;
     stage.what = space.what;
     for (size_t c = 0; c < space.kept.size(); ++c) {
       const bool isRule = c == 0;
-      if (!isRule && elapsed() > options.budgetSeconds) {
+      if (!isRule && elapsed() > deadline) {
         stage.timed.push_back({space.kept[c], kUntimed, "not timed: the tuning budget was spent"});
         continue;
       }

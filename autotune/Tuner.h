@@ -4,9 +4,11 @@
 // their best so far; the fastest wins, the rule's config unless another is
 // faster, so tuning is never slower than the rule. A candidate that throws
 // (fails to compile or launch) or disagrees with the rule scores infinity
-// with the reason, and the search goes on; past the time budget, the rest of
-// the candidates are reported untimed (each stage's rule config is still
-// timed: it is what tuning must beat). The timer and the check are given:
+// with the reason, and the search goes on. The time budget is shared: each
+// stage (and the pass variants, as one more) may start candidates for an
+// equal part of what is left when it begins; past its part, the rest of its
+// candidates are reported untimed (each stage's rule config is still timed:
+// it is what tuning must beat). The timer and the check are given:
 // on the GPU, CUDA events and a comparison of outputs; in tests, fakes.
 #pragma once
 
@@ -54,7 +56,7 @@ struct TunedPass {
 };
 
 struct SearchOptions {
-  double budgetSeconds = 3.0; ///< no candidate starts after this
+  double budgetSeconds = 3.0; ///< no candidate starts after this; shared by the stages
 };
 
 TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule, const PassTimer &time,

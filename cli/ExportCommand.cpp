@@ -27,7 +27,7 @@ struct ExportArgs {
   bool local = false;
   std::string variant = "auto";
   bool unaligned = false;
-  bool fuseAttentionBackward = false;
+  bool unfusedAttentionBackward = false;
   bool backward = true; ///< --backward: the default, accepted for symmetry
   bool noBackward = false;
 };
@@ -45,7 +45,7 @@ void run(const ExportArgs &args) {
   settings.local = args.local;
   settings.variant = exec::parseVariant(args.variant);
   settings.aligned = !args.unaligned;
-  settings.fuseAttentionBackward = args.fuseAttentionBackward;
+  settings.fuseAttentionBackward = !args.unfusedAttentionBackward;
   settings.backward = !args.noBackward;
   const nlohmann::ordered_json optionsJson = {{"dim", options.dim},
                                               {"heads", options.heads},
@@ -100,8 +100,9 @@ void addExportCommand(CLI::App &app) {
                   "SpMM aggregations: auto (the tuning rule), generated, or cusparse (where cuSPARSE can run them)")
       ->check(CLI::IsMember({"auto", "generated", "cusparse"}))
       ->capture_default_str();
-  cmd->add_flag("--fuse-attention-backward", args->fuseAttentionBackward,
-                "Attention layers: plan the backward with shared edge loops (as `run --fuse-attention-backward`)");
+  cmd->add_flag("--unfused-attention-backward", args->unfusedAttentionBackward,
+                "Attention layers: plan the backward with an edge loop per sum and parameter gradients over edge "
+                "ranges (as `run --unfused-attention-backward`)");
   cmd->add_flag("--unaligned", args->unaligned,
                 "Plan for node inputs whose rows do not allow 16-byte vector loads (scalar gathers)");
   CLI::Option *backward =

@@ -1,6 +1,6 @@
 // `gnnjit export --layer NAME [layer options] --out DIR [--arch sm_90]
 //                [--index int32|int64] [--weighted] [--median-degree N] [--max-degree N] [--local]
-//                [--variant auto|generated|cusparse] [--unaligned] [--fuse-attention-backward]
+//                [--variant auto|generated|cusparse] [--unaligned] [--unfused-attention-backward]
 //                [--backward | --no-backward]`
 //
 // Writes the kernels gnnjit would generate for a library layer, without a
@@ -14,8 +14,8 @@
 // rule sees: above its heavy-row threshold the modules get segment and
 // combine entries), --local (neighbour ids close together), --unaligned
 // (node inputs whose rows do not allow 16-byte vector loads),
-// --fuse-attention-backward (attention layers: the backward's shared edge
-// loops, as `run --fuse-attention-backward`).
+// --unfused-attention-backward (attention layers: the backward without
+// shared edge loops, as `run --unfused-attention-backward`).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -41,7 +41,7 @@ struct RunArgs {
   GraphArgs graph;
   std::string backend = "auto";
   std::string variant = "auto";
-  bool fuseAttentionBackward = false;
+  bool unfusedAttentionBackward = false;
   bool check = false;
   int reps = 10;
   LayerOptionArgs layerArgs;
@@ -157,12 +157,12 @@ struct FromRecords {
 /// The passes' configs from the tuning records of this layer, graph and GPU
 /// (`gnnjit tune` writes them), where any match; the rule's otherwise, and
 /// always when the rule was told to force something (--backend-variant,
-/// --fuse-attention-backward).
+/// --unfused-attention-backward).
 FromRecords applyTuningRecords(const lower::LoweredLayer &lowered, const graph::Graph &g, const dsl::Layer &layer,
                                const layers::LayerOptions &o, const RunArgs &args, CudaRunOptions &options) {
   FromRecords out;
   const autotune::RecordStore store = autotune::RecordStore::inCacheFolder(runtime::defaultCacheDir());
-  if (args.variant != "auto" || args.fuseAttentionBackward || !std::filesystem::exists(store.file()))
+  if (args.variant != "auto" || args.unfusedAttentionBackward || !std::filesystem::exists(store.file()))
     return out;
   const autotune::LoadedRecords records = store.load();
   if (records.skipped > 0)
@@ -196,7 +196,7 @@ void run(const RunArgs &args) {
   shape.backward = args.backward;
   shape.reference = !shape.onGpu || args.check;
   shape.rule.variant = exec::parseVariant(args.variant);
-  shape.rule.fuseAttentionBackward = args.fuseAttentionBackward;
+  shape.rule.fuseAttentionBackward = !args.unfusedAttentionBackward;
 
   RunResult r;
   r.info = &layers::findLayer(args.layer);
@@ -315,10 +315,9 @@ void addRunCommand(CLI::App &app) {
                   "statistics)")
       ->check(CLI::IsMember({"auto", "generated", "cusparse"}))
       ->capture_default_str();
-  cmd->add_flag("--fuse-attention-backward", args->fuseAttentionBackward,
-                "Attention layers: the backward's sums over the same edges share one edge loop, and parameter "
-                "gradients (sums over all edges) join the loop over in-edges (off by default until checked on a "
-                "GPU)");
+  cmd->add_flag("--unfused-attention-backward", args->unfusedAttentionBackward,
+                "Attention layers: the backward runs an edge loop per sum and parameter gradients (sums over all "
+                "edges) over edge ranges, instead of sharing loops (the default, faster; this is for comparing)");
   cmd->add_flag("--check", args->check,
                 "cuda: also run the fp64 reference and compare (exit 3 when a result is off by more than 1e-4 "
                 "relative)");

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <memory>
 
 namespace gnnjit::cli {
@@ -85,22 +86,34 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
   exec::DeviceGraph device(g);
   const Stopwatch clock;
   autotune::TuneKey base = autotune::keyOnThisDevice(layer.hashHex(), print.key(), options.dim, options.heads);
-  for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
-    const lower::PassConfig rule = exec::ruleConfig(lowered, pass, facts, exec::RuleOptions{});
-    const std::vector<autotune::StageSpace> spaces =
-        autotune::candidateSpaces(lowered, pass, facts, exec::RuleOptions{}, args.exhaustive);
+  const std::array passes{lower::Pass::Forward, lower::Pass::Backward};
+  std::array<lower::PassConfig, 2> rules;
+  std::array<std::vector<autotune::StageSpace>, 2> spaces;
+  std::array<std::vector<autotune::PassVariant>, 2> variants;
+  std::array<double, 2> shares{};
+  for (size_t p = 0; p < passes.size(); ++p) {
+    rules[p] = exec::ruleConfig(lowered, passes[p], facts, exec::RuleOptions{});
+    spaces[p] = autotune::candidateSpaces(lowered, passes[p], facts, exec::RuleOptions{}, args.exhaustive);
+    variants[p] = autotune::passVariants(passes[p], rules[p]);
+    shares[p] = static_cast<double>(spaces[p].size() + (variants[p].empty() ? 0 : 1));
+  }
+  for (size_t p = 0; p < passes.size(); ++p) {
+    const lower::Pass pass = passes[p];
+    const lower::PassConfig &rule = rules[p];
+    // The budget is the whole tune's: each pass, its compiles included, ends
+    // at its part by stage count of the budget.
+    const double passEnds = args.budgetSeconds * (p + 1 == passes.size() ? 1.0 : shares[p] / (shares[0] + shares[1]));
     autotune::GpuPassTimer timer(lowered, device, pass, rule);
-    std::vector<lower::PassConfig> trials;
-    for (const autotune::StageSpace &s : spaces)
-      for (const autotune::Candidate &c : s.kept) {
-        trials.push_back(rule);
-        trials.back().stages[s.stage] = c.config;
-      }
+    const double compileStarts = clock.seconds();
+    const std::vector<lower::PassConfig> trials = autotune::trialConfigs(spaces[p], rule);
     timer.precompile(trials);
+    const double compileSeconds = clock.seconds() - compileStarts;
+    if (!args.json)
+      fmt::print("\n{} pass: {} configs compiled in {:.2f} s\n", lower::passName(pass), trials.size(), compileSeconds);
     const autotune::TunedPass tuned = autotune::searchPass(
-        spaces, rule, [&](const lower::PassConfig &c) { return timer.time(c); },
-        [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); },
-        {args.budgetSeconds}, autotune::passVariants(pass, rule));
+        spaces[p], rule, [&](const lower::PassConfig &c) { return timer.time(c); },
+        [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); }, {passEnds},
+        variants[p]);
     base.pass = std::string(lower::passName(pass));
     for (const autotune::TuneRecord &r : autotune::recordsOf(tuned, base))
       store.append(r);
@@ -119,6 +132,7 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
                    v.ms < autotune::kUntimed ? fmt::format("{:.4f} ms", v.ms) : v.failure, tuned.stagesMs);
     }
     out["passes"][base.pass] = std::move(stages);
+    out["compile_seconds"][base.pass] = compileSeconds;
     out["pass_variants"][base.pass] = std::move(variants);
   }
   out["tuning_seconds"] = clock.seconds();

@@ -42,7 +42,7 @@ struct ExportSettings {
   bool local = false;    ///< neighbour ids are local (small lane groups)
   Variant variant = Variant::Auto;
   bool aligned = true;   ///< node inputs' rows allow 16-byte loads
-  bool fuseAttentionBackward = false; ///< RuleOptions::fuseAttentionBackward
+  bool fuseAttentionBackward = true; ///< RuleOptions::fuseAttentionBackward
   bool backward = true;  ///< export the backward pass too
   /// Where the PTX comes from (a module compiled before is not compiled
   /// again); null: the process-wide cache in the default folder.

@@ -54,8 +54,10 @@ struct RuleOptions {
   /// Heavy max/min rows merged by packed 64-bit atomics rather than a
   /// second pass over per-segment partials (off: for benchmarks and tests).
   bool packedMerge = true;
-  /// Attention backward sums sharing edge loops (AttentionConfig::fuseBackward).
-  bool fuseAttentionBackward = false;
+  /// Attention backward sums sharing edge loops (AttentionConfig::fuseBackward):
+  /// faster on every benchmarked graph; off only to compare or to test the
+  /// separate loops.
+  bool fuseAttentionBackward = true;
 };
 
 /// One SpMM stage as the rule sees it.

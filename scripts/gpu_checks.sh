@@ -74,11 +74,11 @@ if [[ $what == quick || $what == all ]]; then
     "$bin/gnnjit" run --layer gatv2 --heads 4 --dim 32 --graph rmat:scale=10,ef=16 --backward --check
   step racecheck_transformer_edge compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$bin/gnnjit" run --layer transformer --heads 2 --dim 64 --edge-features --graph squirrel --backward
-  # The fused attention backward: strided rows and segments, per-group partials, shared loops.
+  # The fused attention backward (the default): strided rows and segments, per-group partials, shared loops.
   step sanitizer_gatv2_fused compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$bin/gnnjit" run --layer gatv2 --heads 4 --dim 32 --graph rmat:scale=12,ef=16 --backward --check --fuse-attention-backward
+    "$bin/gnnjit" run --layer gatv2 --heads 4 --dim 32 --graph rmat:scale=12,ef=16 --backward --check
   step racecheck_gat_fused compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$bin/gnnjit" run --layer gat --heads 3 --dim 7 --graph tolokers --backward --fuse-attention-backward
+    "$bin/gnnjit" run --layer gat --heads 3 --dim 7 --graph tolokers --backward
   for ds in cora citeseer pubmed email-Eu-core squirrel tolokers; do
     for layer in "gcn" "gin" "graphconv --aggr mean" "sage" "sage --aggr max" "sage --aggr min" "edgeconv --aggr max" \
       "edgeconv --aggr mean"; do
@@ -88,8 +88,8 @@ if [[ $what == quick || $what == all ]]; then
     # with some seeds: README, How attention aggregations run).
     for layer in "gatv2 --heads 4" "gat --heads 4" "transformer --heads 4 --edge-features" "agnn"; do
       step "check_${ds}_$(echo $layer | tr -d ' -')" "$bin/gnnjit" run --layer $layer --graph "$ds" --backward --check --dim 32
-      step "check_${ds}_$(echo $layer | tr -d ' -')_fused" "$bin/gnnjit" run --layer $layer --graph "$ds" --backward \
-        --check --dim 32 --fuse-attention-backward
+      step "check_${ds}_$(echo $layer | tr -d ' -')_unfused" "$bin/gnnjit" run --layer $layer --graph "$ds" --backward \
+        --check --dim 32 --unfused-attention-backward
     done
   done
   # The same seed gives the same inputs on both backends.

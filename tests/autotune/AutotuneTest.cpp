@@ -319,8 +319,16 @@ TEST_CASE("search: a candidate that fails or disagrees scores infinity with why;
   CHECK(disagreed > 0);
 }
 
-TEST_CASE("search: past the budget the rest are reported untimed; records replay the winners") {
+TEST_CASE("search: the budget is shared by the stages, past it the rest are untimed; records replay the winners") {
   Search s;
+  REQUIRE(s.spaces.size() >= 2);
+  for (const autotune::StageSpace &space : s.spaces)
+    REQUIRE(space.kept.size() > 2);
+  // A second per timing and a budget of 2 s per stage less half a second:
+  // each stage's share ends between 1.5 and 2 s after it starts, so each
+  // times its rule and one candidate (a budget spent by the first stage
+  // would leave the others their rule only).
+  const double budget = 2.0 * static_cast<double>(s.spaces.size()) - 0.5;
   double clock = 0;
   const autotune::TunedPass tuned = autotune::searchPass(
       s.spaces, s.rule,
@@ -328,13 +336,17 @@ TEST_CASE("search: past the budget the rest are reported untimed; records replay
         clock += 1.0; // a second per timing
         return fakeMs(c);
       },
-      [](const lower::PassConfig &) { return std::string(); }, [&] { return clock; }, {2.5});
-  int timed = 0, untimed = 0;
-  for (const autotune::TunedStage &stage : tuned.stages)
-    for (const autotune::TimedCandidate &t : stage.timed)
+      [](const lower::PassConfig &) { return std::string(); }, [&] { return clock; }, {budget});
+  for (const autotune::TunedStage &stage : tuned.stages) {
+    int timed = 0, untimed = 0;
+    for (const autotune::TimedCandidate &t : stage.timed) {
       (t.ms < autotune::kUntimed ? timed : untimed) += 1;
-  CHECK(timed == 3 + static_cast<int>(tuned.stages.size()) - 1); // 3 before the budget, then each stage's rule
-  CHECK(untimed > 0);
+      if (t.ms == autotune::kUntimed)
+        CHECK(t.failure.find("budget") != std::string::npos);
+    }
+    CHECK(timed == 2);
+    CHECK(untimed == static_cast<int>(stage.timed.size()) - 2);
+  }
   // The winners as records, back through a file, replayed over the rule.
   test::TempDir dir;
   const autotune::RecordStore store(dir.path() / "records.jsonl");
@@ -384,31 +396,50 @@ TEST_CASE("run's configs from records: the recorded stages over the rule's; one 
 }
 
 TEST_CASE("search: the fused attention backward is a pass variant, adopted only when the whole pass is faster") {
-  Search s;
-  // No per-stage candidate carries the knob: alone in one stage it shares nothing.
-  for (const autotune::StageSpace &space : s.spaces)
-    for (const autotune::Candidate &c : space.kept)
-      CHECK_FALSE(attentionOf(c.config)->fuseBackward);
-  const auto variants = autotune::passVariants(lower::Pass::Backward, s.rule);
-  REQUIRE(variants.size() == 1);
-  CHECK(autotune::passVariants(lower::Pass::Forward, exec::ruleConfig(s.layer, lower::Pass::Forward, s.facts, {}))
-            .empty());
-  const auto allFused = [](const lower::PassConfig &c) {
-    for (const lower::StageConfig &st : c.stages)
-      if (const auto *a = attentionOf(st); a && !a->fuseBackward)
-        return false;
-    return true;
-  };
-  for (double fusedFactor : {0.5, 2.0}) { // fused twice as fast, then twice as slow
-    CAPTURE(fusedFactor);
-    const autotune::TunedPass tuned = autotune::searchPass(
-        s.spaces, s.rule, [&](const lower::PassConfig &c) { return fakeMs(c) * (allFused(c) ? fusedFactor : 1.0); },
-        [](const lower::PassConfig &) { return std::string(); }, [] { return 0.0; }, {}, variants);
-    REQUIRE(tuned.variants.size() == 1);
-    CHECK(tuned.variants[0].ms == doctest::Approx(tuned.stagesMs * fusedFactor));
-    CHECK(allFused(tuned.config) == (fusedFactor < 1));
-    // The records carry what won.
-    for (const TuneRecord &r : autotune::recordsOf(tuned, someKey()))
-      CHECK(attentionOf(r.config)->fuseBackward == (fusedFactor < 1));
+  for (bool ruleFuses : {true, false}) { // the default, then a rule told to keep separate loops
+    CAPTURE(ruleFuses);
+    Search s;
+    exec::RuleOptions options;
+    options.fuseAttentionBackward = ruleFuses;
+    s.rule = exec::ruleConfig(s.layer, lower::Pass::Backward, s.facts, options);
+    s.spaces = autotune::candidateSpaces(s.layer, lower::Pass::Backward, s.facts, options, false);
+    const auto allFused = [](const lower::PassConfig &c) {
+      for (const lower::StageConfig &st : c.stages)
+        if (const auto *a = attentionOf(st); a && !a->fuseBackward)
+          return false;
+      return true;
+    };
+    const auto noneFused = [](const lower::PassConfig &c) {
+      for (const lower::StageConfig &st : c.stages)
+        if (const auto *a = attentionOf(st); a && a->fuseBackward)
+          return false;
+      return true;
+    };
+    // Per-stage candidates keep the rule's setting: alone in one stage the
+    // knob shares nothing.
+    for (const autotune::StageSpace &space : s.spaces)
+      for (const autotune::Candidate &c : space.kept)
+        CHECK(attentionOf(c.config)->fuseBackward == ruleFuses);
+    const auto variants = autotune::passVariants(lower::Pass::Backward, s.rule);
+    REQUIRE(variants.size() == 1);
+    CHECK(autotune::passVariants(lower::Pass::Forward, exec::ruleConfig(s.layer, lower::Pass::Forward, s.facts, {}))
+              .empty());
+    const lower::PassConfig flipped = variants[0].apply(s.rule);
+    CHECK((ruleFuses ? noneFused(flipped) : allFused(flipped)));
+    for (double variantFactor : {0.5, 2.0}) { // the other setting twice as fast, then twice as slow
+      CAPTURE(variantFactor);
+      const auto isVariant = [&](const lower::PassConfig &c) { return ruleFuses ? noneFused(c) : allFused(c); };
+      const autotune::TunedPass tuned = autotune::searchPass(
+          s.spaces, s.rule,
+          [&](const lower::PassConfig &c) { return fakeMs(c) * (isVariant(c) ? variantFactor : 1.0); },
+          [](const lower::PassConfig &) { return std::string(); }, [] { return 0.0; }, {}, variants);
+      REQUIRE(tuned.variants.size() == 1);
+      CHECK(tuned.variants[0].ms == doctest::Approx(tuned.stagesMs * variantFactor));
+      const bool adopted = variantFactor < 1;
+      CHECK(allFused(tuned.config) == (ruleFuses != adopted));
+      // The records carry what won.
+      for (const TuneRecord &r : autotune::recordsOf(tuned, someKey()))
+        CHECK(attentionOf(r.config)->fuseBackward == (ruleFuses != adopted));
+    }
   }
 }

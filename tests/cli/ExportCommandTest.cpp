@@ -197,7 +197,7 @@ TEST_CASE("export --no-backward writes the forward pass only") {
     CHECK(m["name"].get<std::string>().find("_bwd_") == std::string::npos);
 }
 
-TEST_CASE("export gatv2, gat and transformer: attention modules with heavy rows and edge ranges nvcc compiles") {
+TEST_CASE("export --unfused-attention-backward: attention modules with heavy rows and edge ranges nvcc compiles") {
   // Heavy rows (segments merging softmax states), int64, odd head dims, edge features.
   for (const char *args : {"--layer gatv2 --heads 4 --dim 32 --max-degree 1000 --median-degree 16",
                            "--layer gat --heads 3 --dim 7 --index int64 --max-degree 1000 --median-degree 16",
@@ -205,7 +205,7 @@ TEST_CASE("export gatv2, gat and transformer: attention modules with heavy rows 
     const std::string shown = args;
     CAPTURE(shown);
     gnnjit::test::TempDir tmp;
-    const auto plan = exportPlan(args, tmp.path());
+    const auto plan = exportPlan(std::string(args) + " --unfused-attention-backward", tmp.path());
     CHECK(plan["family"] == "attention");
     std::string sources;
     for (const auto &m : plan["modules"])
@@ -221,15 +221,15 @@ TEST_CASE("export gatv2, gat and transformer: attention modules with heavy rows 
   }
 }
 
-TEST_CASE("export --fuse-attention-backward: shared edge loops, parameter sums in the pass over in-edges; nvcc "
-          "compiles them") {
+TEST_CASE("export plans the fused attention backward by default: shared edge loops, parameter sums in the pass "
+          "over in-edges; nvcc compiles them") {
   for (const char *args : {"--layer gatv2 --heads 4 --dim 32 --max-degree 1000 --median-degree 16",
                            "--layer transformer --heads 2 --dim 64 --edge-features --index int64",
                            "--layer gat --heads 3 --dim 7 --max-degree 1000 --median-degree 16 --unaligned"}) {
     const std::string shown = args;
     CAPTURE(shown);
     gnnjit::test::TempDir tmp;
-    const auto plan = exportPlan(std::string(args) + " --fuse-attention-backward", tmp.path());
+    const auto plan = exportPlan(args, tmp.path());
     std::string sources;
     for (const auto &m : plan["modules"])
       sources += readAll(tmp.path() / (m["name"].get<std::string>() + ".cu"));
@@ -248,7 +248,7 @@ TEST_CASE("export --fuse-attention-backward: shared edge loops, parameter sums i
 TEST_CASE("export writes the attention family's kernels: online softmax forward, log-sum-exp backward") {
   gnnjit::test::TempDir tmp;
   const fs::path out = tmp.path() / "gatv2";
-  const auto r = runGnnjit("export --layer gatv2 --heads 2 --out " + quoted(out));
+  const auto r = runGnnjit("export --layer gatv2 --heads 2 --unfused-attention-backward --out " + quoted(out));
   INFO("stderr: " << r.err);
   REQUIRE(r.exitCode == 0);
   const auto plan = nlohmann::json::parse(readAll(out / "plan.json"));

@@ -4,9 +4,11 @@
 // examples/DistanceAttention.h; on every shared dataset and generated graphs
 // (hubs that take the segment path, a grid, random and clustered graphs, a
 // star with one node of in-degree 10^6, isolated nodes), heads 1 to 8, head
-// dims 1 to 256, int32 and int64; and the fused backward (shared edge
-// loops, RuleOptions::fuseAttentionBackward) on a subset. Gradients are
-// checked to be bitwise identical from run to run.
+// dims 1 to 256, int32 and int64. The backward is the rule's default, fused
+// (shared edge loops, RuleOptions::fuseAttentionBackward), with a case on
+// graphs that give its strided groups several rows and segments each, and
+// the unfused backward (a loop per sum, parameter sums over edge ranges) on
+// a subset. Gradients are checked to be bitwise identical from run to run.
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
 #include "examples/DistanceAttention.h"
@@ -169,6 +171,21 @@ TEST_CASE("the fused backward: shared edge loops, parameter sums in the pass ove
   heavy.segmentLength = 8;
   sweep(*test::loadGraph("rmat:scale=10,ef=16,seed=7"), {{4, 32}, {2, 7}}, {}, heavy);
   sweep(*test::loadGraph("rmat:scale=13,ef=16,seed=5"), {{4, 32}}, {"gatv2", "source_score"}, heavy);
+  MESSAGE(test::gpuChecks << " tensors checked");
+}
+
+TEST_CASE("the unfused backward: an edge loop per sum, parameter sums over edge ranges") {
+  RuleOptions unfused;
+  unfused.fuseAttentionBackward = false;
+  for (const char *name : {"cora", "squirrel"})
+    if (test::sharedFile(name))
+      sweep(*test::loadGraph(name), {{4, 32}, {1, 7}}, {}, unfused);
+  sweep(*test::loadGraph("rmat:scale=11,ef=16,seed=1"), {{4, 32}, {3, 7}}, {}, unfused);
+  sweep(*test::loadGraph("grid:side=120"), {{4, 32}}, {"gatv2", "gat", "transformer", "source_score"}, unfused);
+  RuleOptions heavy = unfused;
+  heavy.heavyThreshold = 16;
+  heavy.segmentLength = 8;
+  sweep(*test::loadGraph("rmat:scale=10,ef=16,seed=7"), {{4, 32}, {2, 7}}, {}, heavy);
   MESSAGE(test::gpuChecks << " tensors checked");
 }
 
