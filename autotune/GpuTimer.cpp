@@ -1,12 +1,15 @@
 #include "autotune/GpuTimer.h"
 
 #include "exec/RandomInputs.h"
+#include "exec/TensorOps.h"
 #include "ref/Bindings.h"
 #include "runtime/CudaCheck.h"
 #include "runtime/EventTiming.h"
 
 #include <fmt/format.h>
 #include <llvm/Support/Parallel.h>
+
+#include <algorithm>
 
 namespace gnnjit::autotune {
 
@@ -26,8 +29,21 @@ GpuPassTimer::GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph
   for (const dsl::InputPtr &in : lowered.backward.plan.outputGradients)
     bind(in, true);
   exec::LayerRunner runner(lowered_, graph_, optionsFor(rule));
-  for (const auto &[name, t] : runOnce(runner))
-    expected_[name] = exec::download(t);
+  (void)runOnce(runner); // compiles and loads the rule's kernels
+  // Long passes are timed with fewer runs: their medians are steady, and at
+  // tens of ms each the runs would eat the budget.
+  if (runtime::medianMs([&] { (void)runOnce(runner); }, 0, 1) > kLongPassMs) {
+    warmup_ = std::min(warmup_, 1);
+    reps_ = std::min(reps_, 3);
+  }
+  for (const auto &[name, t] : runOnce(runner)) {
+    // Kept on the device: candidates are compared there, in milliseconds
+    // where a host copy of a large result took seconds per candidate.
+    const exec::DeviceTensor &copy = expected_.add(name, t.rows, t.cols);
+    GNNJIT_CUDA_CHECK(cudaMemcpy2D(copy.data, static_cast<size_t>(copy.ld) * sizeof(float), t.data,
+                                   static_cast<size_t>(t.ld) * sizeof(float), static_cast<size_t>(t.cols) * sizeof(float),
+                                   static_cast<size_t>(t.rows), cudaMemcpyDeviceToDevice));
+  }
 }
 
 exec::RunnerOptions GpuPassTimer::optionsFor(const lower::PassConfig &config) const {
@@ -71,7 +87,7 @@ std::string GpuPassTimer::check(const lower::PassConfig &config) {
   const exec::DeviceTensors &results = runOnce(runnerFor(config));
   std::string worst;
   double worstError = 0;
-  for (const auto &[name, expected] : expected_) {
+  for (const auto &[name, expected] : expected_.views()) {
     const exec::Agreement a = exec::compare(expected, results.at(name));
     if (a.shapeMismatch)
       return fmt::format("'{}' has another shape", name);
@@ -84,11 +100,13 @@ std::string GpuPassTimer::check(const lower::PassConfig &config) {
   return worst;
 }
 
-void GpuPassTimer::precompile(const std::vector<lower::PassConfig> &configs) {
+void GpuPassTimer::precompile(const std::vector<lower::PassConfig> &configs, const std::atomic<bool> *stop) {
   // The graph's lazily built parts, built once here, not raced for below.
   (void)graph_.host().stats();
   (void)graph_.host().outgoing();
   llvm::parallelForEach(configs.begin(), configs.end(), [&](const lower::PassConfig &config) {
+    if (stop && stop->load())
+      return;
     exec::CompileReport report;
     try {
       exec::compileProgram(lowered_, graph_.host(), pass_, optionsFor(config), report);

@@ -3,7 +3,8 @@
 // (warm-up, then the median of several runs; the backward after one forward
 // under the rule's config). Its check runs the config once and compares the
 // pass's results (outputs, or input gradients) with the rule config's,
-// within 1e-4 relative. Kernels come through the kernel cache; precompile()
+// within 1e-4 relative, on the device (a copy of the rule's results stays
+// there: the pass's outputs once more in device memory). Kernels come through the kernel cache; precompile()
 // compiles many configs' kernels at once on the host's cores.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include "exec/LayerRunner.h"
 #include "lower/Stages.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,8 +31,15 @@ public:
   /// worst result and how far off it is.
   std::string check(const lower::PassConfig &config);
   /// Compiles the kernels of every config (NVRTC through the cache, in
-  /// parallel); one that fails to compile is left for time() to report.
-  void precompile(const std::vector<lower::PassConfig> &configs);
+  /// parallel, roughly in order); one that fails to compile is left for
+  /// time() to report. Configs not yet started when `*stop` turns true are
+  /// skipped. Safe beside time() and check() on another thread (the cache
+  /// is; a kernel both need may be compiled twice).
+  void precompile(const std::vector<lower::PassConfig> &configs, const std::atomic<bool> *stop = nullptr);
+
+  /// A pass of the rule's config longer than this is timed with at most
+  /// one warm-up and three runs.
+  static constexpr double kLongPassMs = 5.0;
 
 private:
   exec::RunnerOptions optionsFor(const lower::PassConfig &config) const;
@@ -46,7 +55,7 @@ private:
   int warmup_, reps_;
   exec::OwnedTensors tensors_;
   exec::DeviceTensors forwardInputs_, backwardInputs_;
-  ref::TensorMap expected_; ///< the rule config's results
+  exec::OwnedTensors expected_; ///< the rule config's results, on the device
   lower::PassConfig lastConfig_;
   std::unique_ptr<exec::LayerRunner> lastRunner_;
 };

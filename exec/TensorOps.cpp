@@ -69,6 +69,48 @@ Checksum checksum(const DeviceTensor &t, cudaStream_t stream) {
   return c;
 }
 
+Agreement compare(const DeviceTensor &expected, const DeviceTensor &actual, double atolScale, cudaStream_t stream) {
+  Agreement a;
+  if (expected.rows != actual.rows || expected.cols != actual.cols) {
+    a.shapeMismatch = true;
+    a.worst = INFINITY;
+    return a;
+  }
+  if (expected.rows == 0 || expected.cols == 0)
+    return a;
+  const double atol = atolScale * checksum(expected, stream).maxAbs + 1e-30;
+  const int64_t blocks = blocksFor(expected.rows * expected.cols);
+  runtime::DeviceBuffer<double> partials(static_cast<size_t>(2 * blocks));
+  const runtime::Kernel kernel = tensorKernel("gnnjit_tensor_compare");
+  const float *e = expected.data, *x = actual.data;
+  double *p = partials.data();
+  const long long rows = expected.rows, cols = expected.cols, ldE = expected.ld, ldA = actual.ld;
+  kernel(dim3(static_cast<unsigned>(blocks)), dim3(kBlock), 0, stream, e, x, rows, cols, ldE, ldA, atol, p);
+  std::vector<double> host(static_cast<size_t>(2 * blocks));
+  partials.download(host, stream);
+  GNNJIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  double where = -1;
+  for (int64_t b = 0; b < blocks; ++b) // in block order: a tie keeps the first
+    if (host[static_cast<size_t>(2 * b)] > a.worst) {
+      a.worst = host[static_cast<size_t>(2 * b)];
+      where = host[static_cast<size_t>(2 * b + 1)];
+    }
+  if (where < 0)
+    return a;
+  const auto flat = static_cast<int64_t>(where);
+  a.row = flat / expected.cols;
+  a.col = flat % expected.cols;
+  float values[2];
+  GNNJIT_CUDA_CHECK(cudaMemcpyAsync(&values[0], expected.data + a.row * expected.ld + a.col, sizeof(float),
+                                    cudaMemcpyDeviceToHost, stream));
+  GNNJIT_CUDA_CHECK(cudaMemcpyAsync(&values[1], actual.data + a.row * actual.ld + a.col, sizeof(float),
+                                    cudaMemcpyDeviceToHost, stream));
+  GNNJIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  a.expected = values[0];
+  a.actual = values[1];
+  return a;
+}
+
 void affineInPlace(const DeviceTensor &t, float scale, float shift, cudaStream_t stream) {
   if (t.ld != t.cols)
     throwInternalError("affineInPlace on a strided tensor (ld {} for {} columns)", t.ld, t.cols);

@@ -58,3 +58,46 @@ extern "C" __global__ void __launch_bounds__(GNNJIT_TENSOR_OPS_BLOCK)
     partials[4 * blockIdx.x + threadIdx.x] = total;
   }
 }
+
+/// Per block b: partials[2b ..] = (the largest scaled error, the flat index
+/// i = row * cols + col where it is first reached) over its share of two
+/// rows x cols tensors, as exec::compare scores them on the host: |a - e| /
+/// (atol + |e|); both NaN or the same infinity agree, any other non-finite
+/// pair is infinitely off. Fixed strides and a fixed tree (ties keep the
+/// smaller index), so the same inputs give the same partials.
+extern "C" __global__ void __launch_bounds__(GNNJIT_TENSOR_OPS_BLOCK)
+    gnnjit_tensor_compare(const float *expected, const float *actual, long long rows, long long cols,
+                          long long ldExpected, long long ldActual, double atol, double *partials) {
+  double worst = 0, where = -1;
+  const long long n = rows * cols, stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    const long long r = i / cols, c = i % cols;
+    const double e = expected[r * ldExpected + c], a = actual[r * ldActual + c];
+    if ((isnan(a) && isnan(e)) || (isinf(e) && a == e))
+      continue;
+    const double err = isfinite(a) && isfinite(e) ? fabs(a - e) / (atol + fabs(e)) : gnnjit::device::positiveInfinity();
+    if (err > worst) {
+      worst = err;
+      where = static_cast<double>(i);
+    }
+  }
+  __shared__ double errors[GNNJIT_TENSOR_OPS_BLOCK], places[GNNJIT_TENSOR_OPS_BLOCK];
+  errors[threadIdx.x] = worst;
+  places[threadIdx.x] = where;
+  __syncthreads();
+  for (int half = GNNJIT_TENSOR_OPS_BLOCK / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      const double other = errors[threadIdx.x + half], otherPlace = places[threadIdx.x + half];
+      if (other > errors[threadIdx.x] ||
+          (other == errors[threadIdx.x] && otherPlace >= 0 && (places[threadIdx.x] < 0 || otherPlace < places[threadIdx.x]))) {
+        errors[threadIdx.x] = other;
+        places[threadIdx.x] = otherPlace;
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    partials[2 * blockIdx.x] = errors[0];
+    partials[2 * blockIdx.x + 1] = places[0];
+  }
+}

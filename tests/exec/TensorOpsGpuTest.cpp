@@ -1,5 +1,5 @@
 // On the GPU: random inputs made on the device equal the host's bit for bit,
-// device checksums agree with the host's, block transfers round-trip strided
+// device checksums and comparisons agree with the host's, block transfers round-trip strided
 // tensors, and the runner's memory estimate covers what a run allocates.
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
@@ -53,6 +53,44 @@ TEST_CASE("device checksums agree with the host's and are the same on every run"
     CHECK(again.sum == d.sum); // bitwise: a fixed order
     CHECK(again.sumSq == d.sumSq);
   }
+}
+
+TEST_CASE("device comparisons score as the host's: the worst element, non-finite values, strides, shapes") {
+  const ref::Tensor expected = randomHostTensor(300001, 7, 21);
+  ref::Tensor actual = expected;
+  for (int64_t padding : {0, 5}) {
+    CAPTURE(padding);
+    const UploadedTensors e(ref::TensorMap{{"t", expected}}, padding);
+    const DeviceTensor &de = e.tensors().at("t");
+    {
+      const UploadedTensors same(ref::TensorMap{{"t", actual}}, 0);
+      CHECK(compare(de, same.tensors().at("t")).worst == 0.0);
+    }
+    // Two elements off, the second by more: it is the one reported.
+    ref::Tensor off = actual;
+    off.values[3 * 7 + 2] += 1e-3f;
+    off.values[250000 * 7 + 6] = static_cast<float>(off.values[250000 * 7 + 6] * 1.5 + 0.25);
+    const UploadedTensors a(ref::TensorMap{{"t", off}}, 3);
+    const Agreement host = compare(expected, a.tensors().at("t")), device = compare(de, a.tensors().at("t"));
+    CHECK(device.worst == doctest::Approx(host.worst).epsilon(1e-12));
+    CHECK(device.row == host.row);
+    CHECK(device.col == host.col);
+    CHECK(device.row == 250000);
+    CHECK(device.expected == host.expected);
+    CHECK(device.actual == host.actual);
+    // A NaN where a number is expected is infinitely off; NaN against NaN agrees.
+    ref::Tensor nan = actual;
+    nan.values[11] = NAN;
+    const UploadedTensors n(ref::TensorMap{{"t", nan}}, 0);
+    const Agreement bad = compare(de, n.tensors().at("t"));
+    CHECK(std::isinf(bad.worst));
+    CHECK(bad.row == 1);
+    CHECK(bad.col == 4);
+    CHECK(compare(n.tensors().at("t"), n.tensors().at("t")).worst == 0.0);
+  }
+  const UploadedTensors other(ref::TensorMap{{"t", randomHostTensor(300001, 6, 1)}}, 0);
+  const UploadedTensors e(ref::TensorMap{{"t", expected}}, 0);
+  CHECK(compare(e.tensors().at("t"), other.tensors().at("t")).shapeMismatch);
 }
 
 TEST_CASE("row-block transfers round-trip strided tensors larger than one block") {
