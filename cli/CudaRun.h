@@ -27,6 +27,7 @@ struct GpuStats {
   size_t inputBytes = 0; ///< the bound tensors
   std::string forwardPlan, backwardPlan; ///< Program::describe()
   int tunedStages = 0;       ///< stages planned with a tuning record's config
+  double tuningRecordsMs = 0; ///< what finding them took (records read, graph fingerprinted, configs planned)
   std::string recordsNote;   ///< why records were not used, or a warning about the file, or empty
 };
 

@@ -152,6 +152,7 @@ void compareWithReference(const ReferenceRun &reference, const CudaRun &gpu, Run
 struct FromRecords {
   int stages = 0;   ///< stages planned with a record's config
   std::string note; ///< records not used, or lines skipped, or empty
+  double ms = 0;    ///< reading the records, fingerprinting the graph, matching and planning them
 };
 
 /// The passes' configs from the tuning records of this layer, graph and GPU
@@ -161,6 +162,7 @@ struct FromRecords {
 FromRecords applyTuningRecords(const lower::LoweredLayer &lowered, const graph::Graph &g, const dsl::Layer &layer,
                                const layers::LayerOptions &o, const RunArgs &args, CudaRunOptions &options) {
   FromRecords out;
+  const Stopwatch clock;
   const autotune::RecordStore store = autotune::RecordStore::inCacheFolder(runtime::defaultCacheDir());
   if (args.variant != "auto" || args.unfusedAttentionBackward || !std::filesystem::exists(store.file()))
     return out;
@@ -183,6 +185,7 @@ FromRecords applyTuningRecords(const lower::LoweredLayer &lowered, const graph::
       out.note = fmt::format("records for this run not used, the planner refused them: {}", recorded.refused);
     }
   }
+  out.ms = clock.ms();
   return out;
 }
 
@@ -260,6 +263,7 @@ void run(const RunArgs &args) {
     gpu.run(args.backward);
     r.gpu = gpu.stats();
     r.gpu->tunedStages = tuned.stages;
+    r.gpu->tuningRecordsMs = tuned.ms;
     r.gpu->recordsNote = tuned.note;
     r.forwardMs = r.gpu->forwardMs;
     r.backwardMs = r.gpu->backwardMs;

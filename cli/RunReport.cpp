@@ -88,7 +88,8 @@ void printRunJson(const RunResult &r) {
                     {"cache_hits", r.gpu->cacheHits},
                     {"forward", r.gpu->forwardPlan},
                     {"backward", r.gpu->backwardPlan},
-                    {"tuned_stages", r.gpu->tunedStages}};
+                    {"tuned_stages", r.gpu->tunedStages},
+                    {"tuning_records_ms", r.gpu->tuningRecordsMs}};
     if (!r.gpu->recordsNote.empty())
       j["kernels"]["tuning_records"] = r.gpu->recordsNote;
     j["device_memory_bytes"] = {
@@ -121,8 +122,8 @@ void printRunText(const RunResult &r) {
     fmt::print("backend  cuda ({} kernel module{}: {} compiled, {} from the cache, {:.1f} ms)\n", g.modules,
                g.modules == 1 ? "" : "s", g.compiled, g.cacheHits, g.compileMs);
     if (g.tunedStages > 0)
-      fmt::print("tuned    {} stage{} planned with configs from tuning records (gnnjit tune)\n", g.tunedStages,
-                 g.tunedStages == 1 ? "" : "s");
+      fmt::print("tuned    {} stage{} planned with configs from tuning records (gnnjit tune; found in {:.1f} ms)\n",
+                 g.tunedStages, g.tunedStages == 1 ? "" : "s", g.tuningRecordsMs);
     if (!g.recordsNote.empty())
       fmt::print("tuned    {}\n", g.recordsNote);
     fmt::print("{}", indentLines("forward  ", g.forwardPlan));

@@ -2,8 +2,8 @@
 
 #include "autotune/Candidates.h"
 #include "autotune/Fingerprint.h"
-#include "autotune/GpuTimer.h"
 #include "autotune/Records.h"
+#include "autotune/TuneLayer.h"
 #include "autotune/Tuner.h"
 #include "cli/GraphOptions.h"
 #include "cli/LayerOptionsCli.h"
@@ -12,12 +12,10 @@
 #include "runtime/Device.h"
 #include "runtime/KernelCache.h"
 #include "support/Error.h"
-#include "support/Stopwatch.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <array>
 #include <memory>
 
 namespace gnnjit::cli {
@@ -84,44 +82,24 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
           const lower::LoweredLayer &lowered, const graph::Graph &g, const exec::GraphFacts &facts,
           const autotune::GraphFingerprint &print, const autotune::RecordStore &store, nlohmann::json &out) {
   exec::DeviceGraph device(g);
-  const Stopwatch clock;
+  autotune::LayerTuneOptions tuneOptions;
+  tuneOptions.budgetSeconds = args.budgetSeconds;
+  tuneOptions.exhaustive = args.exhaustive;
+  const autotune::TunedLayer tunedLayer = autotune::tuneLayer(lowered, device, facts, tuneOptions);
   autotune::TuneKey base = autotune::keyOnThisDevice(layer.hashHex(), print.key(), options.dim, options.heads);
-  const std::array passes{lower::Pass::Forward, lower::Pass::Backward};
-  std::array<lower::PassConfig, 2> rules;
-  std::array<std::vector<autotune::StageSpace>, 2> spaces;
-  std::array<std::vector<autotune::PassVariant>, 2> variants;
-  std::array<double, 2> shares{};
-  for (size_t p = 0; p < passes.size(); ++p) {
-    rules[p] = exec::ruleConfig(lowered, passes[p], facts, exec::RuleOptions{});
-    spaces[p] = autotune::candidateSpaces(lowered, passes[p], facts, exec::RuleOptions{}, args.exhaustive);
-    variants[p] = autotune::passVariants(passes[p], rules[p]);
-    shares[p] = static_cast<double>(spaces[p].size() + (variants[p].empty() ? 0 : 1));
-  }
-  for (size_t p = 0; p < passes.size(); ++p) {
-    const lower::Pass pass = passes[p];
-    const lower::PassConfig &rule = rules[p];
-    // The budget is the whole tune's: each pass, its compiles included, ends
-    // at its part by stage count of the budget.
-    const double passEnds = args.budgetSeconds * (p + 1 == passes.size() ? 1.0 : shares[p] / (shares[0] + shares[1]));
-    autotune::GpuPassTimer timer(lowered, device, pass, rule);
-    const double compileStarts = clock.seconds();
-    const std::vector<lower::PassConfig> trials = autotune::trialConfigs(spaces[p], rule);
-    timer.precompile(trials);
-    const double compileSeconds = clock.seconds() - compileStarts;
+  for (const autotune::TunedLayerPass &p : tunedLayer.passes) {
+    const autotune::TunedPass &tuned = p.tuned;
+    base.pass = std::string(lower::passName(p.pass));
     if (!args.json)
-      fmt::print("\n{} pass: {} configs compiled in {:.2f} s\n", lower::passName(pass), trials.size(), compileSeconds);
-    const autotune::TunedPass tuned = autotune::searchPass(
-        spaces[p], rule, [&](const lower::PassConfig &c) { return timer.time(c); },
-        [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); }, {passEnds},
-        variants[p]);
-    base.pass = std::string(lower::passName(pass));
+      fmt::print("\n{} pass: {} configs to compile, compiling ran {:.2f} s beside the search\n", base.pass, p.compiled,
+                 p.compileSeconds);
     for (const autotune::TuneRecord &r : autotune::recordsOf(tuned, base))
       store.append(r);
     nlohmann::json stages = nlohmann::json::array();
     for (const autotune::TunedStage &s : tuned.stages) {
       stages.push_back(tunedJson(s));
       if (!args.json)
-        printTuned(s, pass);
+        printTuned(s, p.pass);
     }
     nlohmann::json variants = nlohmann::json::array();
     for (const autotune::TimedCandidate &v : tuned.variants) {
@@ -132,12 +110,12 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
                    v.ms < autotune::kUntimed ? fmt::format("{:.4f} ms", v.ms) : v.failure, tuned.stagesMs);
     }
     out["passes"][base.pass] = std::move(stages);
-    out["compile_seconds"][base.pass] = compileSeconds;
+    out["compile_seconds"][base.pass] = p.compileSeconds;
     out["pass_variants"][base.pass] = std::move(variants);
   }
-  out["tuning_seconds"] = clock.seconds();
+  out["tuning_seconds"] = tunedLayer.seconds;
   if (!args.json)
-    fmt::print("\ntuned in {:.2f} s; records appended to {}\n", clock.seconds(), store.file().string());
+    fmt::print("\ntuned in {:.2f} s; records appended to {}\n", tunedLayer.seconds, store.file().string());
 }
 
 void run(const TuneArgs &args) {

@@ -1,0 +1,191 @@
+// The autotuner's benchmark: for each graph, layer and width, the pass
+// times under the rule's config, under the config a budgeted search picks
+// (the default pruning and budget, as `gnnjit tune`), and under the best of
+// an exhaustive search (no pruning, a long budget), with the tuning's wall
+// time and how much of it compiling took. Prints a table and the autotuner
+// issue's goals (tuned within 5 % of the exhaustive best, never slower than
+// the rule, tuning in <= 3 s).
+#include "BenchSupport.h"
+
+#include "autotune/TuneLayer.h"
+#include "exec/Tuning.h"
+#include "layers/Library.h"
+#include "lower/Pipeline.h"
+#include "runtime/Device.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+using namespace gnnjit;
+
+namespace {
+
+struct Options {
+  std::vector<std::string> graphs = {"rmat:scale=20,ef=16,seed=0", "grid:side=1024", "grid:side=2100",
+                                     "er:n=100000,deg=100,seed=0", "tolokers"};
+  /// name[:aggregation][/heads]
+  std::vector<std::string> layers = {"gcn", "sage:max", "gatv2/4"};
+  std::vector<int64_t> widths = {32, 128, 490};
+  double budgetSeconds = 3.0, exhaustiveBudgetSeconds = 120.0;
+  bool exhaustive = true;
+  std::string jsonPath;
+};
+
+struct LayerSpec {
+  std::string name, aggregation;
+  int64_t heads = 1;
+};
+
+LayerSpec parseLayer(const std::string &spec) {
+  LayerSpec l;
+  std::string rest = spec;
+  if (const size_t slash = rest.find('/'); slash != std::string::npos) {
+    l.heads = std::stoll(rest.substr(slash + 1));
+    rest = rest.substr(0, slash);
+  }
+  if (const size_t colon = rest.find(':'); colon != std::string::npos) {
+    l.aggregation = rest.substr(colon + 1);
+    rest = rest.substr(0, colon);
+  }
+  l.name = rest;
+  return l;
+}
+
+lower::LoweredLayer lowered(const LayerSpec &spec, int64_t width, int64_t &dim) {
+  layers::LayerOptions o;
+  dim = std::max<int64_t>(1, width / spec.heads); // features per head: F = heads x dim
+  o.dim = dim;
+  if (!spec.aggregation.empty())
+    o.aggregation = spec.aggregation;
+  if (layers::takes(layers::findLayer(spec.name), layers::Knob::Heads))
+    o.heads = spec.heads;
+  return lower::lowerLayer(layers::buildLayer(spec.name, o));
+}
+
+/// Each stage's winner, "rule" where it is the rule's config.
+std::string winners(const autotune::TunedLayerPass &p) {
+  std::string out;
+  for (const autotune::TunedStage &s : p.tuned.stages) {
+    const autotune::Candidate &c = s.timed[s.best].candidate;
+    out += fmt::format("{}[{}] {}", out.empty() ? "" : "; ", s.stage,
+                       c.config == p.rule.stages[s.stage] ? std::string("rule") : c.label);
+  }
+  for (const autotune::TimedCandidate &v : p.tuned.variants)
+    if (v.ms < autotune::kUntimed && v.ms <= p.tunedMs())
+      out += "; " + v.candidate.label;
+  return out;
+}
+
+std::string ms(double v) { return v < autotune::kUntimed ? fmt::format("{:9.3f}", v) : "      inf"; }
+
+struct Goals {
+  int cases = 0, within5 = 0, notSlower = 0, fast = 0;
+};
+
+void runCase(const Options &o, const std::string &spec, const graph::Graph &g, exec::DeviceGraph &device,
+             const LayerSpec &layer, int64_t width, Goals &goals, std::ofstream *json) {
+  int64_t dim = 0;
+  const lower::LoweredLayer l = lowered(layer, width, dim);
+  const exec::GraphFacts facts = exec::graphFacts(g);
+  autotune::LayerTuneOptions pruned;
+  pruned.budgetSeconds = o.budgetSeconds;
+  const autotune::TunedLayer tuned = autotune::tuneLayer(l, device, facts, pruned);
+  autotune::TunedLayer exhaustive;
+  if (o.exhaustive) {
+    autotune::LayerTuneOptions all;
+    all.exhaustive = true;
+    all.budgetSeconds = o.exhaustiveBudgetSeconds;
+    exhaustive = autotune::tuneLayer(l, device, facts, all);
+  }
+  const std::string label = layer.name + (layer.aggregation.empty() ? "" : "-" + layer.aggregation);
+  double compile = 0;
+  for (const autotune::TunedLayerPass &p : tuned.passes)
+    compile += p.compileSeconds;
+  for (size_t k = 0; k < tuned.passes.size(); ++k) {
+    const autotune::TunedLayerPass &p = tuned.passes[k];
+    const double rule = p.ruleMs(), best = p.tunedMs();
+    const double all = o.exhaustive ? std::min(exhaustive.passes[k].tunedMs(), best) : autotune::kUntimed;
+    int timed = 0, total = 0;
+    for (const autotune::TunedStage &s : p.tuned.stages)
+      for (const autotune::TimedCandidate &t : s.timed) {
+        timed += t.ms < autotune::kUntimed ? 1 : 0;
+        ++total;
+      }
+    ++goals.cases;
+    goals.within5 += o.exhaustive && best <= 1.05 * all ? 1 : 0;
+    goals.notSlower += best <= rule ? 1 : 0;
+    goals.fast += tuned.seconds <= 3.0 ? 1 : 0;
+    std::printf("%-28s %-10s %4lld %-3s %s %s %s %8.3f %8.3f %7.2f (%5.2f) %4d/%-4d %7.2f\n", spec.c_str(),
+                label.c_str(), (long long)(layer.heads * dim), std::string(lower::passName(p.pass)).c_str(),
+                ms(rule).c_str(), ms(best).c_str(), ms(all).c_str(), rule / best, o.exhaustive ? best / all : 0.0,
+                tuned.seconds, compile, timed, total, o.exhaustive ? exhaustive.seconds : 0.0);
+    std::printf("    tuned: %s\n", winners(p).c_str());
+    if (o.exhaustive)
+      std::printf("    exhaustive: %s\n", winners(exhaustive.passes[k]).c_str());
+    if (json)
+      *json << nlohmann::json{{"graph", spec},
+                              {"layer", label},
+                              {"width", layer.heads * dim},
+                              {"heads", layer.heads},
+                              {"pass", lower::passName(p.pass)},
+                              {"rule_ms", rule},
+                              {"tuned_ms", best},
+                              {"exhaustive_ms", o.exhaustive ? nlohmann::json(all) : nlohmann::json(nullptr)},
+                              {"tuning_seconds", tuned.seconds},
+                              {"compile_seconds", compile},
+                              {"timed", timed},
+                              {"candidates", total},
+                              {"exhaustive_seconds", exhaustive.seconds},
+                              {"tuned_winners", winners(p)},
+                              {"exhaustive_winners", o.exhaustive ? winners(exhaustive.passes[k]) : ""}}
+                   .dump()
+            << "\n";
+  }
+  std::fflush(stdout);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  CLI::App app{"The autotuner on the GPU: rule, tuned and exhaustive pass times, and the tuning time"};
+  app.add_option("graphs", o.graphs, "graphs (GRAPH specs)");
+  app.add_option("--layers", o.layers, "layers as name[:aggregation][/heads]")->capture_default_str();
+  app.add_option("--widths", o.widths, "feature widths F (heads x features per head)")->capture_default_str();
+  app.add_option("--budget-s", o.budgetSeconds, "the tuned search's budget (as gnnjit tune)")->capture_default_str();
+  app.add_option("--exhaustive-budget-s", o.exhaustiveBudgetSeconds, "the exhaustive search's budget")
+      ->capture_default_str();
+  app.add_flag("!--no-exhaustive", o.exhaustive, "skip the exhaustive search");
+  app.add_option("--json", o.jsonPath, "also write one JSON line per pass here");
+  CLI11_PARSE(app, argc, argv);
+  if (!runtime::hasCudaDevice()) {
+    std::printf("SKIPPED: no CUDA device; bench_autotune times kernels on a GPU\n");
+    return 0;
+  }
+  std::ofstream json;
+  if (!o.jsonPath.empty())
+    json.open(o.jsonPath, std::ios::app);
+  Goals goals;
+  for (const std::string &spec : o.graphs) {
+    const graph::Graph g = bench::loadBenchGraph(spec, "");
+    exec::DeviceGraph device(g);
+    std::printf("%-28s %-10s %4s %-3s %9s %9s %9s %8s %8s %7s %7s %9s %7s\n", "graph", "layer", "F", "pass", "rule ms",
+                "tuned ms", "exh. ms", "rule/tun", "tun/exh", "tune s", "(comp.)", "timed", "exh. s");
+    for (const std::string &layerSpec : o.layers)
+      for (int64_t width : o.widths) {
+        try {
+          runCase(o, spec, g, device, parseLayer(layerSpec), width, goals, json.is_open() ? &json : nullptr);
+        } catch (const std::exception &e) {
+          std::printf("%-28s %-10s %4lld failed: %s\n", spec.c_str(), layerSpec.c_str(), (long long)width, e.what());
+        }
+      }
+  }
+  std::printf("\ngoals over %d passes: tuned within 5%% of the exhaustive best %d; not slower than the rule %d; "
+              "the layer tuned in <= 3 s %d\n",
+              goals.cases, goals.within5, goals.notSlower, goals.fast);
+  return 0;
+}
