@@ -119,17 +119,19 @@ TEST_CASE("the runner's estimate: outputs, gradients, graph arrays and scratch o
 }
 
 TEST_CASE("a width the kernels cannot launch is refused when planning, before allocating") {
-  // A ring has local ids: the rule gives rows small groups, so a tile holds
-  // 4 lanes x 4 floats x 8 chunks, and 10^7 floats need 78125 tiles down.
+  // A ring has local ids, but rows this wide get a warp (the rule widens
+  // groups until a tile of 8 chunks covers the row, up to 32 lanes), so a
+  // tile holds 32 lanes x 4 floats x 8 chunks, and 10^8 floats need 97657
+  // tiles down.
   const graph::Graph g = graph::Graph::fromEdges(ring(1000));
   layers::LayerOptions o;
-  o.dim = 10'000'000;
+  o.dim = 100'000'000;
   const lower::LoweredLayer gcn = lower::lowerLayer(layers::gcn(o));
   exec::RunnerOptions generated;
   generated.rule.variant = exec::Variant::Generated;
   const std::string error = test::userErrorText([&] { (void)exec::runnerMemory(gcn, g, generated, false); });
-  CHECK(error.find("rows of 10000000 floats on a graph of 1000 nodes") != std::string::npos);
-  CHECK(error.find("x 78125 blocks, beyond CUDA's 2147483647 x 65535") != std::string::npos);
-  o.dim = 1'000'000;
+  CHECK(error.find("rows of 100000000 floats on a graph of 1000 nodes") != std::string::npos);
+  CHECK(error.find("x 97657 blocks, beyond CUDA's 2147483647 x 65535") != std::string::npos);
+  o.dim = 10'000'000;
   CHECK_NOTHROW((void)exec::runnerMemory(lower::lowerLayer(layers::gcn(o)), g, generated, true));
 }
