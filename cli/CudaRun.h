@@ -28,6 +28,7 @@ struct GpuStats {
   std::string forwardPlan, backwardPlan; ///< Program::describe()
   int tunedStages = 0;       ///< stages planned with a tuning record's config
   double tuningRecordsMs = 0; ///< what finding them took (records read, graph fingerprinted, configs planned)
+  double tuneSeconds = -1;    ///< run --tune: how long tuning took first (-1: nothing was tuned)
   std::string recordsNote;   ///< why records were not used, or a warning about the file, or empty
 };
 

@@ -2,6 +2,7 @@
 
 #include "autotune/Fingerprint.h"
 #include "autotune/Records.h"
+#include "autotune/TuneLayer.h"
 #include "autotune/Tuner.h"
 #include "cli/CudaRun.h"
 #include "cli/GraphOptions.h"
@@ -24,6 +25,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -42,6 +44,7 @@ struct RunArgs {
   std::string backend = "auto";
   std::string variant = "auto";
   bool unfusedAttentionBackward = false;
+  bool tune = false; ///< tune the layer on this graph first when records are missing
   bool check = false;
   int reps = 10;
   LayerOptionArgs layerArgs;
@@ -153,39 +156,77 @@ struct FromRecords {
   int stages = 0;   ///< stages planned with a record's config
   std::string note; ///< records not used, or lines skipped, or empty
   double ms = 0;    ///< reading the records, fingerprinting the graph, matching and planning them
+  double tuneSeconds = -1; ///< --tune: how long tuning took (-1: records were there, nothing tuned)
 };
 
+/// How many of the rule's tunable stages of `pass` have no record for `base`.
+int stagesWithoutRecords(const lower::PassConfig &rule, const autotune::LoadedRecords &records,
+                         autotune::TuneKey base, lower::Pass pass) {
+  base.pass = std::string(lower::passName(pass));
+  int tunable = 0;
+  for (const lower::StageConfig &s : rule.stages)
+    tunable += std::holds_alternative<std::monostate>(s) ? 0 : 1;
+  return tunable - autotune::replay(rule, records, base).fromRecords;
+}
+
+/// --tune: tunes the layer on this graph (both passes, as `gnnjit tune`)
+/// and appends the winners to `store`; returns the seconds it took.
+double tuneNow(const lower::LoweredLayer &lowered, const graph::Graph &g, const autotune::RecordStore &store,
+               autotune::TuneKey base) {
+  exec::DeviceGraph device(g);
+  const autotune::TunedLayer tuned = autotune::tuneLayer(lowered, device, exec::graphFacts(g));
+  for (const autotune::TunedLayerPass &p : tuned.passes) {
+    base.pass = std::string(lower::passName(p.pass));
+    for (const autotune::TuneRecord &r : autotune::recordsOf(p.tuned, base))
+      store.append(r);
+  }
+  return tuned.seconds;
+}
+
 /// The passes' configs from the tuning records of this layer, graph and GPU
-/// (`gnnjit tune` writes them), where any match; the rule's otherwise, and
-/// always when the rule was told to force something (--backend-variant,
+/// (`gnnjit tune` writes them; with --tune, written first where any stage
+/// has none), where any match; the rule's otherwise, and always when the
+/// rule was told to force something (--backend-variant,
 /// --unfused-attention-backward).
 FromRecords applyTuningRecords(const lower::LoweredLayer &lowered, const graph::Graph &g, const dsl::Layer &layer,
                                const layers::LayerOptions &o, const RunArgs &args, CudaRunOptions &options) {
   FromRecords out;
   const Stopwatch clock;
   const autotune::RecordStore store = autotune::RecordStore::inCacheFolder(runtime::defaultCacheDir());
-  if (args.variant != "auto" || args.unfusedAttentionBackward || !std::filesystem::exists(store.file()))
+  if (args.variant != "auto" || args.unfusedAttentionBackward || (!args.tune && !std::filesystem::exists(store.file())))
     return out;
-  const autotune::LoadedRecords records = store.load();
-  if (records.skipped > 0)
-    out.note = fmt::format("{} line{} of {} skipped ({})", records.skipped, records.skipped == 1 ? "" : "s",
-                           store.file().string(), records.firstProblem);
   const autotune::TuneKey base =
       autotune::keyOnThisDevice(layer.hashHex(), autotune::fingerprint(g).key(), o.dim, o.heads);
   const exec::GraphFacts facts = exec::graphFacts(g);
-  for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
-    if (pass == lower::Pass::Backward && !args.backward)
-      break;
-    const lower::PassConfig rule = exec::ruleConfig(lowered, pass, facts, options.rule);
-    const autotune::RecordedConfig recorded = autotune::recordedConfig(lowered, pass, rule, records, base);
+  std::vector<lower::Pass> passes{lower::Pass::Forward};
+  if (args.backward)
+    passes.push_back(lower::Pass::Backward);
+  std::vector<lower::PassConfig> rules;
+  for (lower::Pass pass : passes)
+    rules.push_back(exec::ruleConfig(lowered, pass, facts, options.rule));
+  autotune::LoadedRecords records = std::filesystem::exists(store.file()) ? store.load() : autotune::LoadedRecords{};
+  if (args.tune) {
+    int missing = 0;
+    for (size_t k = 0; k < passes.size(); ++k)
+      missing += stagesWithoutRecords(rules[k], records, base, passes[k]);
+    if (missing > 0) {
+      out.tuneSeconds = tuneNow(lowered, g, store, base);
+      records = store.load();
+    }
+  }
+  if (records.skipped > 0)
+    out.note = fmt::format("{} line{} of {} skipped ({})", records.skipped, records.skipped == 1 ? "" : "s",
+                           store.file().string(), records.firstProblem);
+  for (size_t k = 0; k < passes.size(); ++k) {
+    const autotune::RecordedConfig recorded = autotune::recordedConfig(lowered, passes[k], rules[k], records, base);
     if (recorded.config) {
-      (pass == lower::Pass::Forward ? options.forward : options.backward) = recorded.config;
+      (passes[k] == lower::Pass::Forward ? options.forward : options.backward) = recorded.config;
       out.stages += recorded.stages;
     } else if (!recorded.refused.empty()) {
       out.note = fmt::format("records for this run not used, the planner refused them: {}", recorded.refused);
     }
   }
-  out.ms = clock.ms();
+  out.ms = clock.ms() - std::max(0.0, out.tuneSeconds) * 1e3; // the lookup alone
   return out;
 }
 
@@ -196,6 +237,14 @@ void run(const RunArgs &args) {
                    "and runs the CPU reference instead");
   RunShape shape;
   shape.onGpu = args.backend == "cuda" || (args.backend == "auto" && haveGpu);
+  if (args.tune && (args.variant != "auto" || args.unfusedAttentionBackward))
+    throwUserError("--tune chooses the configs itself; it cannot be combined with --backend-variant {} or "
+                   "--unfused-attention-backward",
+                   args.variant);
+  if (args.tune && !shape.onGpu)
+    throwUserError("--tune times kernels on a CUDA device and this run has none ({}); `gnnjit tune --list` shows "
+                   "the candidates without one",
+                   haveGpu ? "--backend cpu" : "no device found");
   shape.backward = args.backward;
   shape.reference = !shape.onGpu || args.check;
   shape.rule.variant = exec::parseVariant(args.variant);
@@ -264,6 +313,7 @@ void run(const RunArgs &args) {
     r.gpu = gpu.stats();
     r.gpu->tunedStages = tuned.stages;
     r.gpu->tuningRecordsMs = tuned.ms;
+    r.gpu->tuneSeconds = tuned.tuneSeconds;
     r.gpu->recordsNote = tuned.note;
     r.forwardMs = r.gpu->forwardMs;
     r.backwardMs = r.gpu->backwardMs;
@@ -322,6 +372,9 @@ void addRunCommand(CLI::App &app) {
   cmd->add_flag("--unfused-attention-backward", args->unfusedAttentionBackward,
                 "Attention layers: the backward runs an edge loop per sum and parameter gradients (sums over all "
                 "edges) over edge ranges, instead of sharing loops (the default, faster; this is for comparing)");
+  cmd->add_flag("--tune", args->tune,
+                "cuda: when a tunable stage has no tuning record for this layer, graph and width, tune the layer "
+                "first (as `gnnjit tune`, 3 s budget) and record the winners");
   cmd->add_flag("--check", args->check,
                 "cuda: also run the fp64 reference and compare (exit 3 when a result is off by more than 1e-4 "
                 "relative)");

@@ -1,7 +1,7 @@
 // `gnnjit run [--layer NAME (gcn)] [--graph GRAPH] [--backend auto|cuda|cpu]
-//             [--backend-variant auto|generated|cusparse] [--check] [--reps N]
-//             [layer options] [--seed S] [--backward] [--json] [--inputs DIR]
-//             [--dump DIR]`
+//             [--backend-variant auto|generated|cusparse] [--unfused-attention-backward]
+//             [--tune] [--check] [--reps N] [layer options] [--seed S] [--backward]
+//             [--json] [--inputs DIR] [--dump DIR]`
 //
 // Builds a library layer, binds its inputs (seeded random values in [-1, 1],
 // or tensors read from --inputs DIR), runs it forward with the backend and,
@@ -13,7 +13,9 @@
 // Backends: "cuda" lowers the layer, generates and compiles its kernels and
 // runs them on the GPU (exec::LayerRunner), timing the median of --reps runs
 // after a warm-up; --check also runs the reference and fails (exit 3) when a
-// result is off by more than 1e-4 relative. Layers of families without
+// result is off by more than 1e-4 relative. Stages with a tuning record for
+// this layer, graph, width and GPU (`gnnjit tune`) take its config; --tune
+// tunes the layer first when a stage has none. Layers of families without
 // generated kernels yet are refused. "cpu" is the double-precision reference
 // executor (ref/). "auto" (the default) is cuda when a GPU is present;
 // otherwise it compiles the kernels (NVRTC needs no GPU), runs the reference

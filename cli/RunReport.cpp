@@ -90,6 +90,8 @@ void printRunJson(const RunResult &r) {
                     {"backward", r.gpu->backwardPlan},
                     {"tuned_stages", r.gpu->tunedStages},
                     {"tuning_records_ms", r.gpu->tuningRecordsMs}};
+    if (r.gpu->tuneSeconds >= 0)
+      j["kernels"]["tuned_now_seconds"] = r.gpu->tuneSeconds;
     if (!r.gpu->recordsNote.empty())
       j["kernels"]["tuning_records"] = r.gpu->recordsNote;
     j["device_memory_bytes"] = {
@@ -121,6 +123,8 @@ void printRunText(const RunResult &r) {
     const GpuStats &g = *r.gpu;
     fmt::print("backend  cuda ({} kernel module{}: {} compiled, {} from the cache, {:.1f} ms)\n", g.modules,
                g.modules == 1 ? "" : "s", g.compiled, g.cacheHits, g.compileMs);
+    if (g.tuneSeconds >= 0)
+      fmt::print("tuned    this layer on this graph first (--tune), in {:.2f} s; records appended\n", g.tuneSeconds);
     if (g.tunedStages > 0)
       fmt::print("tuned    {} stage{} planned with configs from tuning records (gnnjit tune; found in {:.1f} ms)\n",
                  g.tunedStages, g.tunedStages == 1 ? "" : "s", g.tuningRecordsMs);

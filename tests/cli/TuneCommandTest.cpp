@@ -1,10 +1,12 @@
-// `gnnjit tune --list`: the autotuner's candidates without a GPU.
+// `gnnjit tune --list`: the autotuner's candidates without a GPU; `tune` and
+// `run --tune` on a GPU where there is one.
 #include "RunGnnjit.h"
 #include "TestData.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 
 using gnnjit::test::runGnnjit;
@@ -50,4 +52,39 @@ TEST_CASE("tune without --list times the candidates on a GPU, or says that it ne
       CHECK(stage["ms"].get<double>() <= stage["rule_ms"].get<double>());
     }
   CHECK(std::filesystem::exists(records));
+}
+
+TEST_CASE("run --tune needs a GPU run and configs of its own choosing; on a GPU it tunes once, then reads records") {
+  const auto cpu = runGnnjit("run --layer gcn --dim 8 --graph rmat:scale=8,ef=4 --backend cpu --tune");
+  CHECK(cpu.exitCode == 1);
+  CHECK(cpu.err.find("--tune times kernels on a CUDA device") != std::string::npos);
+  const auto forced = runGnnjit("run --layer gcn --dim 8 --graph rmat:scale=8,ef=4 --tune --backend-variant cusparse");
+  CHECK(forced.exitCode == 1);
+  CHECK(forced.err.find("cannot be combined with --backend-variant cusparse") != std::string::npos);
+  const auto probe = runGnnjit("run --layer gcn --dim 8 --graph rmat:scale=8,ef=4 --backend cuda --reps 1");
+  if (probe.exitCode != 0) {
+    MESSAGE("SKIPPED: no CUDA device; run --tune's GPU path is checked on a machine with a GPU");
+    return;
+  }
+  // A cache folder of its own: no records yet.
+  gnnjit::test::TempDir tmp;
+  const char *was = std::getenv("GNNJIT_CACHE_DIR");
+  const std::string before = was ? was : "";
+  setenv("GNNJIT_CACHE_DIR", tmp.path().c_str(), 1);
+  const std::string args = "run --layer sage --aggr max --dim 16 --graph rmat:scale=9,ef=8,seed=3 --backend cuda "
+                           "--backward --tune --json";
+  const auto first = runGnnjit(args + " --check"), second = runGnnjit(args);
+  if (was)
+    setenv("GNNJIT_CACHE_DIR", before.c_str(), 1);
+  else
+    unsetenv("GNNJIT_CACHE_DIR");
+  INFO("stderr: " << first.err << second.err);
+  REQUIRE(first.exitCode == 0);
+  REQUIRE(second.exitCode == 0);
+  const auto a = nlohmann::json::parse(first.out)["kernels"], b = nlohmann::json::parse(second.out)["kernels"];
+  CHECK(a.contains("tuned_now_seconds")); // tuned, then planned from the new records
+  CHECK(a["tuned_stages"].get<int>() == 2);
+  CHECK_FALSE(b.contains("tuned_now_seconds")); // the records were there
+  CHECK(b["tuned_stages"] == a["tuned_stages"]);
+  CHECK(std::filesystem::exists(tmp.path() / "tuning" / "records.jsonl"));
 }
