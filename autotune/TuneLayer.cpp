@@ -27,21 +27,22 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
                      const LayerTuneOptions &options) {
   const Stopwatch clock;
   TunedLayer out;
-  std::array<std::vector<PassVariant>, 2> variants;
-  double shares = 0;
-  for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
+  constexpr std::array passes{lower::Pass::Forward, lower::Pass::Backward};
+  std::array<std::vector<PassVariant>, passes.size()> variants;
+  std::array<double, passes.size()> shares{}; // a pass's stages, and its variants as one more
+  for (size_t k = 0; k < passes.size(); ++k) {
     TunedLayerPass &p = out.passes.emplace_back();
-    p.pass = pass;
-    p.rule = exec::ruleConfig(lowered, pass, facts, exec::RuleOptions{});
-    p.spaces = candidateSpaces(lowered, pass, facts, exec::RuleOptions{}, options.exhaustive);
-    variants[out.passes.size() - 1] = passVariants(pass, p.rule);
-    shares += static_cast<double>(p.spaces.size() + (variants[out.passes.size() - 1].empty() ? 0 : 1));
+    p.pass = passes[k];
+    p.rule = exec::ruleConfig(lowered, p.pass, facts, exec::RuleOptions{});
+    p.spaces = candidateSpaces(lowered, p.pass, facts, exec::RuleOptions{}, options.exhaustive);
+    variants[k] = passVariants(p.pass, p.rule);
+    shares[k] = static_cast<double>(p.spaces.size() + (variants[k].empty() ? 0 : 1));
   }
+  const double allShares = shares[0] + shares[1];
   double ends = 0;
-  for (size_t k = 0; k < out.passes.size(); ++k) {
+  for (size_t k = 0; k < passes.size(); ++k) {
     TunedLayerPass &p = out.passes[k];
-    const double share = static_cast<double>(p.spaces.size() + (variants[k].empty() ? 0 : 1));
-    ends = k + 1 == out.passes.size() ? options.budgetSeconds : ends + options.budgetSeconds * share / shares;
+    ends = k + 1 == passes.size() ? options.budgetSeconds : ends + options.budgetSeconds * shares[k] / allShares;
     GpuPassTimer timer(lowered, graph, p.pass, p.rule, options.warmup, options.reps);
     // Compiling runs on the host's cores while the search times what is
     // ready on the GPU (a candidate not compiled yet compiles when timed);
@@ -69,6 +70,14 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
   }
   out.seconds = clock.seconds();
   return out;
+}
+
+void recordTuned(const TunedLayer &tuned, TuneKey base, const RecordStore &store) {
+  for (const TunedLayerPass &p : tuned.passes) {
+    base.pass = std::string(lower::passName(p.pass));
+    for (const TuneRecord &r : recordsOf(p.tuned, base))
+      store.append(r);
+  }
 }
 
 } // namespace gnnjit::autotune

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "autotune/Candidates.h"
+#include "autotune/Records.h"
 #include "autotune/Tuner.h"
 #include "exec/DeviceGraph.h"
 
@@ -39,5 +40,9 @@ struct TunedLayer {
 
 TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const exec::GraphFacts &facts,
                      const LayerTuneOptions &options = {});
+
+/// Appends the winners of every pass to `store` as records of `base` (its
+/// pass and stage filled in per record).
+void recordTuned(const TunedLayer &tuned, TuneKey base, const RecordStore &store);
 
 } // namespace gnnjit::autotune

@@ -175,11 +175,7 @@ double tuneNow(const lower::LoweredLayer &lowered, const graph::Graph &g, const 
                autotune::TuneKey base) {
   exec::DeviceGraph device(g);
   const autotune::TunedLayer tuned = autotune::tuneLayer(lowered, device, exec::graphFacts(g));
-  for (const autotune::TunedLayerPass &p : tuned.passes) {
-    base.pass = std::string(lower::passName(p.pass));
-    for (const autotune::TuneRecord &r : autotune::recordsOf(p.tuned, base))
-      store.append(r);
-  }
+  autotune::recordTuned(tuned, std::move(base), store);
   return tuned.seconds;
 }
 

@@ -86,15 +86,14 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
   tuneOptions.budgetSeconds = args.budgetSeconds;
   tuneOptions.exhaustive = args.exhaustive;
   const autotune::TunedLayer tunedLayer = autotune::tuneLayer(lowered, device, facts, tuneOptions);
-  autotune::TuneKey base = autotune::keyOnThisDevice(layer.hashHex(), print.key(), options.dim, options.heads);
+  autotune::recordTuned(tunedLayer,
+                        autotune::keyOnThisDevice(layer.hashHex(), print.key(), options.dim, options.heads), store);
   for (const autotune::TunedLayerPass &p : tunedLayer.passes) {
     const autotune::TunedPass &tuned = p.tuned;
-    base.pass = std::string(lower::passName(p.pass));
+    const std::string pass(lower::passName(p.pass));
     if (!args.json)
-      fmt::print("\n{} pass: {} configs to compile, compiling ran {:.2f} s beside the search\n", base.pass, p.compiled,
+      fmt::print("\n{} pass: {} configs to compile, compiling ran {:.2f} s beside the search\n", pass, p.compiled,
                  p.compileSeconds);
-    for (const autotune::TuneRecord &r : autotune::recordsOf(tuned, base))
-      store.append(r);
     nlohmann::json stages = nlohmann::json::array();
     for (const autotune::TunedStage &s : tuned.stages) {
       stages.push_back(tunedJson(s));
@@ -106,12 +105,12 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
       variants.push_back({{"variant", v.candidate.label}, {"ms", v.ms < autotune::kUntimed ? nlohmann::json(v.ms) : nlohmann::json(nullptr)},
                           {"why", v.failure}, {"stage_winners_ms", tuned.stagesMs}});
       if (!args.json)
-        fmt::print("\n{} pass variant {}: {} (the stages' winners together: {:.4f} ms)\n", base.pass, v.candidate.label,
+        fmt::print("\n{} pass variant {}: {} (the stages' winners together: {:.4f} ms)\n", pass, v.candidate.label,
                    v.ms < autotune::kUntimed ? fmt::format("{:.4f} ms", v.ms) : v.failure, tuned.stagesMs);
     }
-    out["passes"][base.pass] = std::move(stages);
-    out["compile_seconds"][base.pass] = p.compileSeconds;
-    out["pass_variants"][base.pass] = std::move(variants);
+    out["passes"][pass] = std::move(stages);
+    out["compile_seconds"][pass] = p.compileSeconds;
+    out["pass_variants"][pass] = std::move(variants);
   }
   out["tuning_seconds"] = tunedLayer.seconds;
   if (!args.json)

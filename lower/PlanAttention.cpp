@@ -321,11 +321,8 @@ void fuseAttentionSums(PlanContext &c) {
       noteWrites(*other);
       ++j;
     }
-    for (size_t k = 0; k < host->outputs.size(); ++k)
-      if (host->sumsAllEdges(k)) {
-        planStridedEntries(c, *host);
-        break;
-      }
+    if (host->edgeSumWidth() > 0)
+      planStridedEntries(c, *host);
   }
 }
 
