@@ -253,7 +253,11 @@ private:
     const std::string node = at == Level::Src ? em.places.srcNode : em.places.dstNode;
     const std::string name = w.fresh(fmt::format("{}_{}", in.name, at == Level::Src ? "src" : "dst"));
     w.line("float {}[V];", name);
-    w.line("gnnjit::device::ldgVecAligned<float, V>({} + (long long)({}) * {} + f, {});", data, node, ld, name);
+    // A plain load (not __ldg's inline asm), which the compiler may share
+    // between the score and the message and hoist out of the edge loop for a
+    // row's own features; it still reads through the read-only path, the
+    // inputs being const __restrict__.
+    w.line("gnnjit::device::loadVecAligned<float, V>({} + (long long)({}) * {} + f, {});", data, node, ld, name);
     em.vectors.emplace(key, name);
     return name;
   }
@@ -272,9 +276,22 @@ private:
     w.line("const int h = f / LDIM, d0 = f % LDIM;");
     auto em = emitting(w, ops, false);
     ExprEmitter emitter(w, em->context);
+    // The lane's V elements are added in float and the result once into the
+    // head's double sum: one conversion per sum instead of V (conversions to
+    // double issue at an eighth of the float rate on sm_90).
+    std::vector<std::string> lane(sums.size());
     for (int v = 0; v < t_.vec; ++v)
-      for (size_t k = 0; k < sums.size(); ++k)
-        w.line("{}[{}] += {};", array, k, emitter.element(sums[k]->operands()[0], "h", fmt::format("d0 + {}", v)));
+      for (size_t k = 0; k < sums.size(); ++k) {
+        const std::string term = emitter.element(sums[k]->operands()[0], "h", fmt::format("d0 + {}", v));
+        if (v == 0) {
+          lane[k] = w.fresh("lane");
+          w.line("float {} = {};", lane[k], term);
+        } else {
+          w.line("{} += {};", lane[k], term);
+        }
+      }
+    for (size_t k = 0; k < sums.size(); ++k)
+      w.line("{}[{}] += {};", array, k, lane[k]);
   }
 
   void score(SourceWriter &w, ParamList &ops) {

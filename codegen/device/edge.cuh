@@ -28,18 +28,19 @@ GNNJIT_DEVICE void edgeElements(const Ops &ops, long long numRows, const Index *
 
 /// Per block b, for every element f: partials[b * F + f] = the sum of
 /// message over the edges of the rows the block strides over, each row's
-/// edges in CSR order, reduced in a fixed tree (the same result every run).
+/// edges in CSR order (the same result every run).
 template <int F, int Block, typename Index, class Ops>
 GNNJIT_DEVICE void edgeSumPartial(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
                                   const Index *__restrict__ cols, float *__restrict__ partials) {
-  __shared__ float partial[Block];
-  for (int f = 0; f < F; ++f) {
-    float sum = 0.0f;
-    for (long long row = blockIdx.x * (long long)Block + threadIdx.x; row < numRows; row += (long long)gridDim.x * Block)
-      for (long long p = offsets[row]; p < offsets[row + 1]; ++p)
-        sum += ops.message(row, cols[p], p, f);
-    blockSumToPartial<Block>(partial, sum, partials + blockIdx.x * (long long)F + f);
-  }
+  rowSumsToPartials<F, Block>(numRows, partials, [&](long long row, int f, float(&sum)[sweepSlots<F>()]) {
+    for (long long p = offsets[row]; p < offsets[row + 1]; ++p) {
+      const Index col = cols[p];
+#pragma unroll
+      for (int s = 0; s < sweepSlots<F>(); ++s)
+        if (f + 32 * s < F)
+          sum[s] += ops.message(row, col, p, f + 32 * s);
+    }
+  });
 }
 
 } // namespace gnnjit::device

@@ -109,8 +109,10 @@ template <typename T, int N> GNNJIT_DEVICE void ldgVecAligned(const T *p, float 
 template <typename T, int N> GNNJIT_DEVICE void ldgVec(const T *p, int count, float (&out)[N]) {
   detail::loadChecked<true>(p, count, out);
 }
-/// As ldgVecAligned / ldgVec, through the ordinary path (for memory this
-/// kernel also writes).
+/// As ldgVecAligned / ldgVec, through the ordinary path: for memory this
+/// kernel also writes, and for reads the compiler should be free to merge
+/// and move (it picks the read-only path itself for a const __restrict__
+/// pointer; __ldg's inline asm it neither merges nor hoists out of loops).
 template <typename T, int N> GNNJIT_DEVICE void loadVecAligned(const T *p, float (&out)[N]) {
   detail::loadAligned<false>(p, out);
 }
