@@ -147,7 +147,11 @@ ordered_json passJson(const Program &program) {
     aggregates.push_back({{"index", k}, {"width", plan.scratch[k].width}, {"global", plan.scratch[k].global}});
   ordered_json saved = ordered_json::array();
   for (const lower::SavedBuffer &b : plan.saved)
-    saved.push_back({{"name", b.name}, {"width", b.width}, {"per_edge", b.perEdge}, {"positions", b.positions}});
+    saved.push_back({{"name", b.name},
+                     {"width", b.width},
+                     {"per_edge", b.perEdge},
+                     {"positions", b.positions},
+                     {"alias_of", orNull(b.aliasOf)}});
   return {{"steps", steps},   {"targets", targets},           {"aggregates", aggregates},
           {"saved", saved},   {"describe", program.describe()}};
 }

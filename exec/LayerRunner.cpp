@@ -184,13 +184,20 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
   // Saved values live as long as the runner: the forward writes them, the
   // backward reads them.
   for (const lower::SavedBuffer &b : plan.saved) {
+    if (!b.aliasOf.empty()) {
+      // The forward's output is the saved value: the last forward's buffer.
+      if (pass == Pass::Forward)
+        savedAt_[b.name] = c.buffers.targets.at(b.aliasOf).data();
+      continue;
+    }
     if (saved_.count(b.name))
       continue;
     const int64_t rows = b.perEdge ? graph_.numEdges() : n;
     const size_t element = b.positions && graph_.host().indexType() == graph::IndexType::Int64 ? 8 : 4;
-    saved_.emplace(b.name, runtime::DeviceMemory(static_cast<size_t>(rows * b.width) * element));
+    savedAt_[b.name] =
+        saved_.emplace(b.name, runtime::DeviceMemory(static_cast<size_t>(rows * b.width) * element)).first->second.data();
   }
-  c.buffers.saved = &saved_;
+  c.buffers.saved = &savedAt_;
   launchProgram(c.program, c.kernels, graph_, inputs, c.buffers, stream, layer);
   forwardRan_ |= pass == Pass::Forward;
   return c.outputs;

@@ -67,7 +67,10 @@ public:
   /// The returned views stay valid until the next call on this runner.
   const DeviceTensors &forward(const DeviceTensors &inputs, cudaStream_t stream = nullptr);
   /// The gradient of every input (named as the input), given the inputs
-  /// and "d_<output>" for each output.
+  /// and "d_<output>" for each output. It reads what the last forward
+  /// saved, which for an attention layer whose output is its aggregate as
+  /// is (GAT, GATv2, the Transformer with concatenated heads) is that
+  /// output itself: leave the forward's outputs unchanged until then.
   const DeviceTensors &backward(const DeviceTensors &inputs, cudaStream_t stream = nullptr);
 
   /// The program of a pass for inputs whose rows allow vector loads
@@ -89,8 +92,10 @@ private:
   DeviceGraph &graph_;
   RunnerOptions options_;
   std::map<std::pair<Pass, bool>, std::unique_ptr<Compiled>> programs_;
-  /// Values the forward saves for the backward, by name, shared by both passes.
+  /// Values the forward saves for the backward, by name, shared by both
+  /// passes; and where every saved value is, these or forward outputs.
   std::map<std::string, runtime::DeviceMemory, std::less<>> saved_;
+  std::map<std::string, void *, std::less<>> savedAt_;
   bool forwardRan_ = false; ///< the saved values hold something
   CompileReport report_;
 };

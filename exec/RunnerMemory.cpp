@@ -40,7 +40,7 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
     m.add(fmt::format("{} '{}'", plan.pass == Pass::Forward ? "output" : "gradient of", t.name),
           floats(t.rows(n, e), t.width, fmt::format("the buffer of '{}'", t.name)));
   for (const lower::SavedBuffer &b : plan.saved)
-    if (plan.pass == Pass::Forward) // allocated once, for both passes
+    if (plan.pass == Pass::Forward && b.aliasOf.empty()) // allocated once, for both passes; an alias is an output
       m.add(fmt::format("saved '{}'", b.name),
             checkedProduct({b.perEdge ? e : n, b.width, static_cast<int64_t>(b.positions ? indexBytes : 4)},
                            "a saved value"));

@@ -273,7 +273,7 @@ private:
     case ParamKind::PeerPositions:
       return ptr(graph_.peerPositions());
     case ParamKind::SavedData:
-      return ptr(buffers_.saved->at(p.ref).data());
+      return ptr(buffers_.saved->at(p.ref));
     case ParamKind::SavedStride:
       return num(savedWidth(p.ref));
     case ParamKind::PartialArgs:

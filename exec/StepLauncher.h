@@ -26,7 +26,9 @@ struct ProgramBuffers {
   runtime::DeviceBuffer<int64_t> partialArgs;   ///< arg positions of a reduction's segment partials, or its packed slots
   runtime::DeviceBuffer<int64_t> fixedPoint;    ///< an arg scatter's integer sums, grown on demand
   runtime::DeviceBuffer<double> fixedPointScale; ///< their scale, computed on the device
-  std::map<std::string, runtime::DeviceMemory, std::less<>> *saved = nullptr;
+  /// The saved buffers by name: memory the runner keeps across passes, or
+  /// (SavedBuffer::aliasOf) the forward output holding the same values.
+  std::map<std::string, void *, std::less<>> *saved = nullptr;
 };
 
 /// Runs every step of `program` on `stream`. `kernels[m][e]` is entry e of

@@ -51,6 +51,10 @@ struct SavedBuffer {
   int64_t width = 0;
   bool perEdge = false; ///< one row per edge; otherwise one per node
   bool positions = false; ///< CSR positions (the graph's index type: -1 for none); otherwise floats
+  /// A forward target that holds these values already (an attention output
+  /// that is its aggregate as is): no memory of its own, no second write;
+  /// the backward reads the forward's output.
+  std::string aliasOf;
 };
 
 /// One entry point of a step's module and its launch rule.
@@ -241,6 +245,9 @@ struct PassPlan {
   std::map<const dsl::ExprNode *, std::string> savedLseOf;
   /// Saved attention aggregates by the forward aggregate node.
   std::map<const dsl::ExprNode *, std::string> savedValueOf;
+  /// Saved aggregates (by name) that a forward output holds as they are, by
+  /// that output's name (SavedBuffer::aliasOf).
+  std::map<std::string, std::string, std::less<>> savedValueAliases;
 
   const Target &target(std::string_view name) const;
   /// Readable summary, one line per step (--explain, plan.json, run's report).

@@ -137,8 +137,11 @@ void planAttentionStage(PlanContext &c, size_t k, const AttentionConfig &config)
     step.savedLse = savedLseName(k);
     c.plan.saved.push_back({step.savedLse, s.aggregate->shape().heads, false, false});
     if (c.plan.savedValueOf.count(s.aggregate.get())) {
-      step.savedValue = savedValueName(k);
-      c.plan.saved.push_back({step.savedValue, width, false, false});
+      const std::string name = savedValueName(k);
+      const auto alias = c.plan.savedValueAliases.find(name);
+      if (alias == c.plan.savedValueAliases.end())
+        step.savedValue = name; // else the output this step writes is the saved value
+      c.plan.saved.push_back({name, width, false, false, alias == c.plan.savedValueAliases.end() ? "" : alias->second});
     }
   } else {
     step.mode = AttentionStep::Mode::Sum;
@@ -332,8 +335,12 @@ void listAttentionSaved(PlanContext &c) {
     if (s.family != Family::Attention)
       continue;
     c.plan.saved.push_back({savedLseName(k), s.aggregate->shape().heads, false, false});
-    if (c.plan.savedValueOf.count(s.aggregate.get()))
-      c.plan.saved.push_back({savedValueName(k), s.aggregate->shape().size(), false, false});
+    if (c.plan.savedValueOf.count(s.aggregate.get())) {
+      const std::string name = savedValueName(k);
+      const auto alias = c.plan.savedValueAliases.find(name);
+      c.plan.saved.push_back({name, s.aggregate->shape().size(), false, false,
+                              alias == c.plan.savedValueAliases.end() ? "" : alias->second});
+    }
   }
 }
 

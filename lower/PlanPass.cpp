@@ -132,6 +132,21 @@ void checkGenerated(const LoweredLayer &lowered, Pass pass, const PassPlan &plan
   }
 }
 
+/// The forward target that forward stage k writes with its aggregate as
+/// it is (a fused output whose value is the aggregate, reshapes aside: the
+/// same floats in the same order), or empty.
+std::string targetHoldingAggregate(const LoweredLayer &lowered, size_t k) {
+  const std::vector<Target> targets = targetsOf(lowered, Pass::Forward);
+  const StageFusion fusion = fusionOf(lowered.forward, targets, k);
+  if (!fusion.fusable)
+    return {};
+  const Target &t = targets[static_cast<size_t>(fusion.target)];
+  const ExprNode *n = t.value.get();
+  while (isa<Reshape>(n))
+    n = n->operands()[0].get();
+  return n == lowered.forward[k].aggregate.get() ? t.name : std::string();
+}
+
 /// The forward attention stages' saved buffers: a log-sum-exp per (node,
 /// head) for every softmax, and the aggregate where the backward reads it.
 void attentionSaved(const LoweredLayer &lowered, PassPlan &plan) {
@@ -149,8 +164,11 @@ void attentionSaved(const LoweredLayer &lowered, PassPlan &plan) {
     for (const ExprPtr &n : postOrder({cast<Aggregate>(s.aggregate.get())->message()}))
       if (isa<EdgeSoftmax>(n.get()))
         plan.savedLseOf[n.get()] = savedLseName(k);
-    if (readValues.count(s.aggregate.get()))
-      plan.savedValueOf[s.aggregate.get()] = savedValueName(k);
+    if (!readValues.count(s.aggregate.get()))
+      continue;
+    plan.savedValueOf[s.aggregate.get()] = savedValueName(k);
+    if (const std::string target = targetHoldingAggregate(lowered, k); !target.empty())
+      plan.savedValueAliases[savedValueName(k)] = target;
   }
 }
 

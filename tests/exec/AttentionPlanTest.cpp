@@ -72,9 +72,14 @@ TEST_CASE("GATv2: one online-softmax pass forward, saving log-sum-exps; three ed
   REQUIRE(step.outputs.size() == 1);
   CHECK(step.outputs[0].target == "out"); // the concatenation of heads is fused
   CHECK(step.savedLse == "lse0");
-  CHECK(step.savedValue == "value0"); // the backward's <dO, O>
+  // The backward's <dO, O> reads O, which the output is (heads
+  // concatenated): no copy of it is written or kept.
+  CHECK(step.savedValue.empty());
   REQUIRE(forward.plan.saved.size() == 2);
   CHECK(forward.plan.saved[0].width == 4); // one log-sum-exp per head: O(N x H)
+  CHECK(forward.plan.saved[0].aliasOf.empty());
+  CHECK(forward.plan.saved[1].name == "value0");
+  CHECK(forward.plan.saved[1].aliasOf == "out");
   const Program backward = plan(l, Pass::Backward, factsOf(8, 10));
   const std::vector<std::string> kinds = attentionKinds(backward);
   // <dO_i, O_i> per node first; the value's and the score's source
@@ -83,6 +88,23 @@ TEST_CASE("GATv2: one online-softmax pass forward, saving log-sum-exps; three ed
   CHECK(std::get<lower::AttentionStep>(backward.plan.steps.front()).headSums.size() == 1);
   REQUIRE(backward.plan.saved.size() == 2);
   CHECK(backward.plan.saved[0].name == "lse0");
+  CHECK(backward.plan.saved[1].aliasOf == "out"); // the backward reads the forward's output
+}
+
+TEST_CASE("GATv2 averaging its heads saves the aggregate: the output is not the aggregate") {
+  layers::LayerOptions o;
+  o.dim = 32;
+  o.heads = 4;
+  o.concat = false;
+  const lower::LoweredLayer l = lower::lowerLayer(layers::buildLayer("gatv2", o));
+  for (Pass pass : {Pass::Forward, Pass::Backward}) {
+    const Program p = plan(l, pass, factsOf(8, 10));
+    REQUIRE(p.plan.saved.size() == 2);
+    CHECK(p.plan.saved[1].name == "value0");
+    CHECK(p.plan.saved[1].aliasOf.empty());
+  }
+  const Program forward = plan(l, Pass::Forward, factsOf(8, 10));
+  CHECK(std::get<lower::AttentionStep>(forward.plan.steps[0]).savedValue == "value0");
 }
 
 TEST_CASE("GATv2 with the fused backward: the attention vector's gradient in the destinations' pass") {
