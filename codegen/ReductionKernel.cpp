@@ -77,6 +77,8 @@ public:
     out.line("constexpr int F = {}, DIM = {};", shape_.size(), shape_.dim);
     out.line("constexpr int REDUCE = {};", reduceKind(agg_.reduce()));
     out.line("constexpr bool SAVE_ARGS = {};", step_.savedArgs.empty() ? "false" : "true");
+    if (t_.heavyThreshold > 0)
+      out.line("constexpr long long HEAVY = {}, SEGMENT = {};", t_.heavyThreshold, t_.segmentLength);
     writeOpsStruct(out, plan_.layer,
                    fmt::format("the message of aggregate[{}, {}] and its epilogue", reduceName(agg_.reduce()),
                                overName(agg_.over())),
@@ -144,9 +146,8 @@ private:
     std::string call;
     switch (e.launch.kind) {
     case lower::LaunchRule::Kind::SpmmRows: {
-      const std::string rows = rowsParams(params);
-      call = fmt::format("gnnjit::device::reduceRows<{}, V, {}, F, REDUCE, SAVE_ARGS>(ops, {}, {});", t_.group,
-                         t_.chunks, rows, heavyThresholdParam(params, t_));
+      call = fmt::format("gnnjit::device::reduceRows<{}, V, {}, F, {}, REDUCE, SAVE_ARGS>(ops, {});", t_.group,
+                         t_.chunks, t_.heavyThreshold > 0 ? "HEAVY" : "0", rowsParams(params));
       break;
     }
     case lower::LaunchRule::Kind::SpmmSegments: {
@@ -157,8 +158,8 @@ private:
       const std::string segments = segmentParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
       const std::string args = params.use(ParamKind::PartialArgs, "", "partial_args", "long long* __restrict__");
-      call = fmt::format("gnnjit::device::reduceSegments<{}, V, {}, F, REDUCE>(ops, {}, {}, {}, {});",
-                         t_.segmentGroup, t_.segmentChunks, segments, partials, args, segmentLengthParam(params));
+      call = fmt::format("gnnjit::device::reduceSegments<{}, V, {}, F, SEGMENT, REDUCE>(ops, {}, {}, {});",
+                         t_.segmentGroup, t_.segmentChunks, segments, partials, args);
       break;
     }
     case lower::LaunchRule::Kind::SpmmCombine: {
@@ -191,8 +192,8 @@ private:
     const std::string heavy = params.use(ParamKind::SegmentHeavy, "", "segment_heavy", "const long long* __restrict__");
     const std::string packed =
         params.use(ParamKind::PackedResults, "", "packed_results", "unsigned long long* __restrict__");
-    return fmt::format("gnnjit::device::reduceSegmentsPacked<{}, V, {}, F, REDUCE>(ops, {}, {}, {}, {});",
-                       t_.segmentGroup, t_.segmentChunks, segments, heavy, packed, segmentLengthParam(params));
+    return fmt::format("gnnjit::device::reduceSegmentsPacked<{}, V, {}, F, SEGMENT, REDUCE>(ops, {}, {}, {});",
+                       t_.segmentGroup, t_.segmentChunks, segments, heavy, packed);
   }
   std::string packedCombineCall(ParamList &params) const {
     const char *index = "const index_t* __restrict__";

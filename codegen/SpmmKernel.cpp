@@ -148,6 +148,8 @@ private:
     if (constants) {
       out.line("constexpr int V = {};", t_.vec);
       out.line("constexpr int F = {}, DIM = {};", F_, shape_.dim);
+      if (t_.heavyThreshold > 0)
+        out.line("constexpr long long HEAVY = {}, SEGMENT = {};", t_.heavyThreshold, t_.segmentLength);
     }
   }
 
@@ -211,14 +213,13 @@ private:
     ParamList params;
     std::string call;
     if (entry == Entry::Rows) {
-      const std::string rows = rowsParams(params);
-      call = fmt::format("gnnjit::device::spmmRows<{}, V, {}, F>(ops, {}, {});", t_.group, t_.chunks, rows,
-                         heavyThresholdParam(params, t_));
+      call = fmt::format("gnnjit::device::spmmRows<{}, V, {}, F, {}>(ops, {});", t_.group, t_.chunks,
+                         t_.heavyThreshold > 0 ? "HEAVY" : "0", rowsParams(params));
     } else if (entry == Entry::Segments) {
       const std::string segments = segmentParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-      call = fmt::format("gnnjit::device::spmmSegments<{}, V, {}, F>(ops, {}, {}, {});", t_.segmentGroup,
-                         t_.segmentChunks, segments, partials, segmentLengthParam(params));
+      call = fmt::format("gnnjit::device::spmmSegments<{}, V, {}, F, SEGMENT>(ops, {}, {});", t_.segmentGroup,
+                         t_.segmentChunks, segments, partials);
     } else {
       const std::string heavy = heavyRowParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
