@@ -200,4 +200,13 @@ std::vector<lower::PassConfig> trialConfigs(const std::vector<StageSpace> &space
   return trials;
 }
 
+size_t distinctModules(const lower::LoweredLayer &lowered, lower::Pass pass,
+                       const std::vector<lower::PassConfig> &configs) {
+  std::set<std::string> sources;
+  for (const lower::PassConfig &config : configs)
+    for (const codegen::GeneratedModule &m : exec::planProgram(lowered, pass, config).code.modules)
+      sources.insert(m.source);
+  return sources.size();
+}
+
 } // namespace gnnjit::autotune

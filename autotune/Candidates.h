@@ -49,6 +49,11 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
 /// with that candidate's stage replaced (what to compile ahead of timing).
 std::vector<lower::PassConfig> trialConfigs(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule);
 
+/// How many distinct kernel modules `configs` need (the kernel cache
+/// compiles each source once): what the tuner's compile time grows with.
+size_t distinctModules(const lower::LoweredLayer &lowered, lower::Pass pass,
+                       const std::vector<lower::PassConfig> &configs);
+
 /// A knob of a whole pass, not of one stage: the fused attention backward
 /// shares loops between stages only when all of them have it, so a
 /// per-stage search would never see it pay. Applied to the per-stage

@@ -163,6 +163,13 @@ void run(const TuneArgs &args) {
         fmt::print("    {}: {}\n", p.candidate.label, p.why);
     }
     out["passes"][std::string(lower::passName(pass))] = std::move(stages);
+    const std::vector<lower::PassConfig> trials =
+        autotune::trialConfigs(spaces, exec::ruleConfig(lowered, pass, facts, exec::RuleOptions{}));
+    const size_t modules = autotune::distinctModules(lowered, pass, trials);
+    out["compile"][std::string(lower::passName(pass))] = {{"configs", trials.size()}, {"modules", modules}};
+    if (!args.json)
+      fmt::print("\n{}: {} configs to time, {} distinct kernel modules to compile for them\n", lower::passName(pass),
+                 trials.size(), modules);
     nlohmann::json variants = nlohmann::json::array();
     for (const autotune::PassVariant &v :
          autotune::passVariants(pass, exec::ruleConfig(lowered, pass, facts, exec::RuleOptions{}))) {

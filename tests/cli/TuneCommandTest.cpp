@@ -22,10 +22,15 @@ TEST_CASE("tune --list --json: every tunable stage of both passes, the rule's co
   for (const char *pass : {"fwd", "bwd"}) {
     CAPTURE(std::string(pass));
     REQUIRE(!j["passes"][pass].empty());
+    size_t candidates = 0;
     for (const auto &stage : j["passes"][pass]) {
       REQUIRE(!stage["candidates"].empty());
       CHECK(stage["candidates"][0] == stage["rule"]);
+      candidates += stage["candidates"].size();
     }
+    // One config to time per candidate, and the distinct modules they need.
+    CHECK(j["compile"][pass]["configs"].get<size_t>() == candidates);
+    CHECK(j["compile"][pass]["modules"].get<size_t>() >= 1);
   }
   // The same graph spec gives the same fingerprint.
   const auto again = runGnnjit("tune --layer gatv2 --heads 2 --dim 16 --graph rmat:scale=9,ef=8,seed=2 --list --json");
