@@ -98,6 +98,18 @@ Shape attentionLanes(const AggregationStage &stage) {
   return shape;
 }
 
+namespace {
+
+/// The saved aggregate of forward stage k (both passes list it alike),
+/// an alias of the output that holds it where there is one.
+SavedBuffer savedValueBuffer(const PassPlan &plan, size_t k, int64_t width) {
+  const std::string name = savedValueName(k);
+  const auto alias = plan.savedValueAliases.find(name);
+  return {name, width, false, false, alias == plan.savedValueAliases.end() ? std::string() : alias->second};
+}
+
+} // namespace
+
 void planAttentionStage(PlanContext &c, size_t k, const AttentionConfig &config) {
   const AggregationStage &s = c.stages[k];
   const auto *agg = cast<Aggregate>(s.aggregate.get());
@@ -137,11 +149,9 @@ void planAttentionStage(PlanContext &c, size_t k, const AttentionConfig &config)
     step.savedLse = savedLseName(k);
     c.plan.saved.push_back({step.savedLse, s.aggregate->shape().heads, false, false});
     if (c.plan.savedValueOf.count(s.aggregate.get())) {
-      const std::string name = savedValueName(k);
-      const auto alias = c.plan.savedValueAliases.find(name);
-      if (alias == c.plan.savedValueAliases.end())
-        step.savedValue = name; // else the output this step writes is the saved value
-      c.plan.saved.push_back({name, width, false, false, alias == c.plan.savedValueAliases.end() ? "" : alias->second});
+      c.plan.saved.push_back(savedValueBuffer(c.plan, k, width));
+      if (c.plan.saved.back().aliasOf.empty())
+        step.savedValue = c.plan.saved.back().name; // else the output this step writes is the saved value
     }
   } else {
     step.mode = AttentionStep::Mode::Sum;
@@ -335,12 +345,8 @@ void listAttentionSaved(PlanContext &c) {
     if (s.family != Family::Attention)
       continue;
     c.plan.saved.push_back({savedLseName(k), s.aggregate->shape().heads, false, false});
-    if (c.plan.savedValueOf.count(s.aggregate.get())) {
-      const std::string name = savedValueName(k);
-      const auto alias = c.plan.savedValueAliases.find(name);
-      c.plan.saved.push_back({name, s.aggregate->shape().size(), false, false,
-                              alias == c.plan.savedValueAliases.end() ? "" : alias->second});
-    }
+    if (c.plan.savedValueOf.count(s.aggregate.get()))
+      c.plan.saved.push_back(savedValueBuffer(c.plan, k, s.aggregate->shape().size()));
   }
 }
 
