@@ -129,8 +129,6 @@ public:
              std::max<size_t>(1, sums_.edge.size()), std::max<size_t>(1, sums_.row.size()));
     out.line("constexpr bool SOFTMAX = {}, SAVE_VALUE = {};", step_.mode == Mode::Softmax ? "true" : "false",
              step_.savedValue.empty() ? "false" : "true");
-    if (t_.heavyThreshold > 0)
-      out.line("constexpr long long HEAVY = {}, SEGMENT = {};", t_.heavyThreshold, t_.segmentLength);
     writeOpsStruct(out, plan_.layer, what(), ops, members);
     GeneratedModule module;
     module.name = fmt::format("{}_{}", plan_.layer, step_.label);
@@ -371,20 +369,22 @@ private:
     ParamList params;
     std::string call;
     switch (e.launch.kind) {
-    case lower::LaunchRule::Kind::SpmmRows:
+    case lower::LaunchRule::Kind::SpmmRows: {
       if (step_.mode == Mode::HeadSums) {
         const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
         call = fmt::format("gnnjit::device::attendHeadSums<{}, V, {}, F, LDIM, NR>(ops, {});", t_.group, t_.chunks, rows);
         break;
       }
-      call = fmt::format("gnnjit::device::attendRows<{}, V, {}, F, LDIM, NO, PER_HEAD, NT, NR, {}, SOFTMAX, SAVE_VALUE>(ops, {});",
-                         t_.group, t_.chunks, t_.heavyThreshold > 0 ? "HEAVY" : "0", rowsParams(params));
+      const std::string rows = rowsParams(params);
+      call = fmt::format("gnnjit::device::attendRows<{}, V, {}, F, LDIM, NO, PER_HEAD, NT, NR, SOFTMAX, SAVE_VALUE>(ops, {}, {});",
+                         t_.group, t_.chunks, rows, heavyThresholdParam(params, t_));
       break;
+    }
     case lower::LaunchRule::Kind::SpmmSegments: {
       const std::string segments = segmentParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-      call = fmt::format("gnnjit::device::attendSegments<{}, V, {}, F, LDIM, NO, PER_HEAD, NT, NR, SEGMENT, SOFTMAX>(ops, {}, {});",
-                         t_.segmentGroup, t_.segmentChunks, segments, partials);
+      call = fmt::format("gnnjit::device::attendSegments<{}, V, {}, F, LDIM, NO, PER_HEAD, NT, NR, SOFTMAX>(ops, {}, {}, {});",
+                         t_.segmentGroup, t_.segmentChunks, segments, partials, segmentLengthParam(params));
       break;
     }
     case lower::LaunchRule::Kind::SpmmCombine: {
@@ -398,8 +398,8 @@ private:
     case lower::LaunchRule::Kind::StridedRows: {
       const std::string rows = rowsParams(params);
       const std::string sums = sumPartialParams(params);
-      call = fmt::format("gnnjit::device::attendRowsAndSums<{}, V, {}, F, LDIM, NO, NE, PER_HEAD, NT, NR, {}>(ops, {}, {});",
-                         t_.group, t_.chunks, t_.heavyThreshold > 0 ? "HEAVY" : "0", rows, sums);
+      call = fmt::format("gnnjit::device::attendRowsAndSums<{}, V, {}, F, LDIM, NO, NE, PER_HEAD, NT, NR>(ops, {}, {}, {});",
+                         t_.group, t_.chunks, rows, sums, heavyThresholdParam(params, t_));
       break;
     }
     case lower::LaunchRule::Kind::StridedSegments: {
@@ -407,9 +407,9 @@ private:
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
       const std::string sums = sumPartialParams(params);
       const std::string base = params.use(ParamKind::SumPartialBase, "", "sum_partial_base", "long long");
-      call = fmt::format("gnnjit::device::attendSegmentsAndSums<{}, V, {}, F, LDIM, NO, NE, PER_HEAD, NT, NR, SEGMENT>(ops, "
-                         "{}, {}, {}, {});",
-                         t_.segmentGroup, t_.segmentChunks, segments, partials, sums, base);
+      call = fmt::format("gnnjit::device::attendSegmentsAndSums<{}, V, {}, F, LDIM, NO, NE, PER_HEAD, NT, NR>(ops, "
+                         "{}, {}, {}, {}, {});",
+                         t_.segmentGroup, t_.segmentChunks, segments, partials, sums, base, segmentLengthParam(params));
       break;
     }
     case lower::LaunchRule::Kind::EdgeRanges: {

@@ -74,6 +74,10 @@ std::string_view paramKindName(ParamKind kind) {
     return "num_sum_partials";
   case ParamKind::SumPartialBase:
     return "sum_partial_base";
+  case ParamKind::HeavyThreshold:
+    return "heavy_threshold";
+  case ParamKind::SegmentLength:
+    return "segment_length";
   }
   return "?";
 }

@@ -45,6 +45,8 @@ enum class ParamKind : uint8_t {
   SumPartials,       ///< float scratch: per-group partials of an attention step's sums over all edges
   NumSumPartials,    ///< long long: the groups writing SumPartials (its rows of elements)
   SumPartialBase,    ///< long long: the first partial this kernel's groups write
+  HeavyThreshold,    ///< long long: rows with more edges than this go to segments (the step's tiling)
+  SegmentLength,     ///< long long: edges per heavy-row segment (the step's tiling)
 };
 std::string_view paramKindName(ParamKind kind);
 

@@ -43,6 +43,14 @@ std::string segmentParams(ParamList &params) {
   return fmt::format("{}, {}, {}, {}, {}", count, offsets, cols, rows, begins);
 }
 
+std::string heavyThresholdParam(ParamList &params, const lower::RowTiling &tiling) {
+  return tiling.heavyThreshold > 0 ? params.use(ParamKind::HeavyThreshold, "", "heavy_threshold", "long long") : "0";
+}
+
+std::string segmentLengthParam(ParamList &params) {
+  return params.use(ParamKind::SegmentLength, "", "segment_length", "long long");
+}
+
 std::string heavyRowParams(ParamList &params) {
   const std::string count = params.use(ParamKind::NumHeavyRows, "", "num_heavy_rows", "long long");
   const std::string offsets = params.use(ParamKind::RowOffsets, "", "row_offsets", kIndexPointer);
@@ -141,14 +149,14 @@ ProvenanceInfo tiledProvenance(const std::string &layer, const std::string &fami
                  {"vec", std::to_string(t.vec)},
                  {"chunks", std::to_string(t.chunks)},
                  {"block", std::to_string(t.blockThreads)},
-                 {"heavy_threshold", std::to_string(t.heavyThreshold)},
-                 {"segment_length", std::to_string(t.segmentLength)},
                  {"segment_group", std::to_string(t.segmentGroup)},
                  {"segment_chunks", std::to_string(t.segmentChunks)},
                  {"index", std::string(indexTypeName(index))},
                  {"F", std::to_string(width)}};
-  info.degreeBucket = t.heavyThreshold > 0 ? fmt::format("rows of <= {} edges; heavier rows in segments of {}",
-                                                         t.heavyThreshold, t.segmentLength)
+  // The heavy-row threshold and segment length are launch parameters (the
+  // same module serves every value; plan.json records the ones planned).
+  info.degreeBucket = t.heavyThreshold > 0 ? "rows of <= heavy_threshold edges; heavier rows in segments of "
+                                             "segment_length (both kernel parameters)"
                                            : "all rows";
   return info;
 }

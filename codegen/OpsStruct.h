@@ -38,6 +38,13 @@ std::string kernelSignature(const std::string &entry, int blockThreads, const Pa
 std::string rowsParams(ParamList &params);
 std::string segmentParams(ParamList &params);
 std::string heavyRowParams(ParamList &params);
+/// The trailing parameter of a rows skeleton: "heavy_threshold" (rows longer
+/// go to segments), or "0" when the tiling splits no rows. Its value and the
+/// segments' length ("segment_length") are launch parameters, not constants
+/// of the source, so configs that differ only in them share one compiled
+/// module (the autotuner times 9 such pairs per tiling).
+std::string heavyThresholdParam(ParamList &params, const lower::RowTiling &tiling);
+std::string segmentLengthParam(ParamList &params);
 
 /// Where leaves live once an edge loop is done: every node-level read is of
 /// the row's own node.

@@ -77,8 +77,6 @@ public:
     out.line("constexpr int F = {}, DIM = {};", shape_.size(), shape_.dim);
     out.line("constexpr int REDUCE = {};", reduceKind(agg_.reduce()));
     out.line("constexpr bool SAVE_ARGS = {};", step_.savedArgs.empty() ? "false" : "true");
-    if (t_.heavyThreshold > 0)
-      out.line("constexpr long long HEAVY = {}, SEGMENT = {};", t_.heavyThreshold, t_.segmentLength);
     writeOpsStruct(out, plan_.layer,
                    fmt::format("the message of aggregate[{}, {}] and its epilogue", reduceName(agg_.reduce()),
                                overName(agg_.over())),
@@ -146,8 +144,9 @@ private:
     std::string call;
     switch (e.launch.kind) {
     case lower::LaunchRule::Kind::SpmmRows: {
-      call = fmt::format("gnnjit::device::reduceRows<{}, V, {}, F, {}, REDUCE, SAVE_ARGS>(ops, {});", t_.group,
-                         t_.chunks, t_.heavyThreshold > 0 ? "HEAVY" : "0", rowsParams(params));
+      const std::string rows = rowsParams(params);
+      call = fmt::format("gnnjit::device::reduceRows<{}, V, {}, F, REDUCE, SAVE_ARGS>(ops, {}, {});", t_.group,
+                         t_.chunks, rows, heavyThresholdParam(params, t_));
       break;
     }
     case lower::LaunchRule::Kind::SpmmSegments: {
@@ -158,8 +157,8 @@ private:
       const std::string segments = segmentParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
       const std::string args = params.use(ParamKind::PartialArgs, "", "partial_args", "long long* __restrict__");
-      call = fmt::format("gnnjit::device::reduceSegments<{}, V, {}, F, SEGMENT, REDUCE>(ops, {}, {}, {});",
-                         t_.segmentGroup, t_.segmentChunks, segments, partials, args);
+      call = fmt::format("gnnjit::device::reduceSegments<{}, V, {}, F, REDUCE>(ops, {}, {}, {}, {});",
+                         t_.segmentGroup, t_.segmentChunks, segments, partials, args, segmentLengthParam(params));
       break;
     }
     case lower::LaunchRule::Kind::SpmmCombine: {
@@ -192,8 +191,8 @@ private:
     const std::string heavy = params.use(ParamKind::SegmentHeavy, "", "segment_heavy", "const long long* __restrict__");
     const std::string packed =
         params.use(ParamKind::PackedResults, "", "packed_results", "unsigned long long* __restrict__");
-    return fmt::format("gnnjit::device::reduceSegmentsPacked<{}, V, {}, F, SEGMENT, REDUCE>(ops, {}, {}, {});",
-                       t_.segmentGroup, t_.segmentChunks, segments, heavy, packed);
+    return fmt::format("gnnjit::device::reduceSegmentsPacked<{}, V, {}, F, REDUCE>(ops, {}, {}, {}, {});",
+                       t_.segmentGroup, t_.segmentChunks, segments, heavy, packed, segmentLengthParam(params));
   }
   std::string packedCombineCall(ParamList &params) const {
     const char *index = "const index_t* __restrict__";

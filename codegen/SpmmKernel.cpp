@@ -148,8 +148,6 @@ private:
     if (constants) {
       out.line("constexpr int V = {};", t_.vec);
       out.line("constexpr int F = {}, DIM = {};", F_, shape_.dim);
-      if (t_.heavyThreshold > 0)
-        out.line("constexpr long long HEAVY = {}, SEGMENT = {};", t_.heavyThreshold, t_.segmentLength);
     }
   }
 
@@ -213,13 +211,14 @@ private:
     ParamList params;
     std::string call;
     if (entry == Entry::Rows) {
-      call = fmt::format("gnnjit::device::spmmRows<{}, V, {}, F, {}>(ops, {});", t_.group, t_.chunks,
-                         t_.heavyThreshold > 0 ? "HEAVY" : "0", rowsParams(params));
+      const std::string rows = rowsParams(params);
+      call = fmt::format("gnnjit::device::spmmRows<{}, V, {}, F>(ops, {}, {});", t_.group, t_.chunks, rows,
+                         heavyThresholdParam(params, t_));
     } else if (entry == Entry::Segments) {
       const std::string segments = segmentParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-      call = fmt::format("gnnjit::device::spmmSegments<{}, V, {}, F, SEGMENT>(ops, {}, {});", t_.segmentGroup,
-                         t_.segmentChunks, segments, partials);
+      call = fmt::format("gnnjit::device::spmmSegments<{}, V, {}, F>(ops, {}, {}, {});", t_.segmentGroup,
+                         t_.segmentChunks, segments, partials, segmentLengthParam(params));
     } else {
       const std::string heavy = heavyRowParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");

@@ -31,6 +31,7 @@ struct LaunchFrame {
   float *sumPartials = nullptr; ///< an attention step's per-group sums over all edges
   int64_t numSumPartials = 0;
   int64_t sumPartialBase = 0;
+  int64_t heavyThreshold = 0, segmentLength = 0; ///< a tiled step's: its kernels take them as parameters
 
   int64_t numEdges = 0;
 
@@ -75,6 +76,8 @@ private:
   /// A tiled CSR kernel: the light rows, then heavy rows' segments and
   /// their combine when some row is longer than the threshold.
   void launchTiled(LaunchFrame &frame, const lower::RowTiling &t, int64_t width, Merge merge) {
+    frame.heavyThreshold = t.heavyThreshold;
+    frame.segmentLength = t.segmentLength;
     launch(0, frame);
     if (t.heavyThreshold == 0)
       return;
@@ -159,6 +162,8 @@ private:
   /// per sum. `width`: the heavy rows' partial floats per segment.
   void launchWithEdgeSums(const lower::AttentionStep &s, LaunchFrame &frame, int64_t width, int64_t sumWidth) {
     const lower::RowTiling &t = s.config;
+    frame.heavyThreshold = t.heavyThreshold;
+    frame.segmentLength = t.segmentLength;
     const HeavySegments *segments = nullptr;
     if (t.heavyThreshold > 0) {
       segments = &graph_.segments(frame.direction, t.heavyThreshold, t.segmentLength);
@@ -294,6 +299,10 @@ private:
       return num(frame.numSumPartials);
     case ParamKind::SumPartialBase:
       return num(frame.sumPartialBase);
+    case ParamKind::HeavyThreshold:
+      return num(frame.heavyThreshold);
+    case ParamKind::SegmentLength:
+      return num(frame.segmentLength);
     }
     throwInternalError("unbound kernel parameter {}", p.name);
   }

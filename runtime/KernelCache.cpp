@@ -128,34 +128,67 @@ void KernelCache::writeEntry(const std::string &key, const CompiledKernel &kerne
   ++stats_.diskWriteFailures;
 }
 
-Expected<std::shared_ptr<const CompiledKernel>, CompileError> KernelCache::tryCompile(const Source &source,
-                                                                                    const CompileOptions &options) {
-  std::string k = key(source, options);
+KernelCache::CompileResult KernelCache::readOrCompile(const std::string &key, const Source &source,
+                                                      const CompileOptions &options) {
+  if (std::shared_ptr<const CompiledKernel> kernel = readEntry(key))
+    return kernel;
+  Clock::time_point start = Clock::now();
+  Expected<CompiledKernel, CompileError> compiled = tryCompileToCubin(source, options);
+  if (!compiled)
+    return compiled.error();
+  auto kernel = std::make_shared<const CompiledKernel>(std::move(compiled).value());
   {
     std::lock_guard lock(mutex_);
+    ++stats_.compiles;
+    stats_.compileSeconds += secondsSince(start);
+  }
+  writeEntry(key, *kernel);
+  return kernel;
+}
+
+Expected<std::shared_ptr<const CompiledKernel>, CompileError> KernelCache::tryCompile(const Source &source,
+                                                                                    const CompileOptions &options) {
+  const std::string k = key(source, options);
+  std::promise<CompileResult> promise;
+  {
+    std::unique_lock lock(mutex_);
     if (auto found = compiled_.find(k); found != compiled_.end()) {
       ++stats_.memoryHits;
       return found->second;
     }
-  }
-  std::shared_ptr<const CompiledKernel> kernel = readEntry(k);
-  if (!kernel) {
-    // Compiled without the lock: two threads may compile one kernel at once,
-    // which costs time but never correctness.
-    Clock::time_point start = Clock::now();
-    Expected<CompiledKernel, CompileError> compiled = tryCompileToCubin(source, options);
-    if (!compiled)
-      return compiled.error();
-    kernel = std::make_shared<const CompiledKernel>(std::move(compiled).value());
-    {
-      std::lock_guard lock(mutex_);
-      ++stats_.compiles;
-      stats_.compileSeconds += secondsSince(start);
+    if (auto busy = inFlight_.find(k); busy != inFlight_.end()) {
+      // Another thread reads or compiles this one (outside the lock): wait for it.
+      const std::shared_future<CompileResult> pending = busy->second;
+      lock.unlock();
+      CompileResult result = pending.get(); // rethrows what that thread threw
+      if (result) {
+        std::lock_guard again(mutex_);
+        ++stats_.memoryHits;
+      }
+      return result;
     }
-    writeEntry(k, *kernel);
+    inFlight_.emplace(k, promise.get_future().share());
   }
-  std::lock_guard lock(mutex_);
-  return compiled_.emplace(k, kernel).first->second;
+  CompileResult result = [&]() -> CompileResult {
+    try {
+      return readOrCompile(k, source, options);
+    } catch (...) {
+      {
+        std::lock_guard lock(mutex_);
+        inFlight_.erase(k);
+      }
+      promise.set_exception(std::current_exception());
+      throw;
+    }
+  }();
+  {
+    std::lock_guard lock(mutex_);
+    if (result)
+      compiled_.emplace(k, result.value());
+    inFlight_.erase(k);
+  }
+  promise.set_value(result);
+  return result;
 }
 
 std::shared_ptr<const CompiledKernel> KernelCache::compile(const Source &source, const CompileOptions &options) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -68,6 +69,9 @@ public:
   CacheStats stats() const;
 
 private:
+  using CompileResult = Expected<std::shared_ptr<const CompiledKernel>, CompileError>;
+  /// The entry of `key` from disk, else compiled (and written to disk).
+  CompileResult readOrCompile(const std::string &key, const Source &source, const CompileOptions &options);
   std::shared_ptr<const CompiledKernel> readEntry(const std::string &key);
   void writeEntry(const std::string &key, const CompiledKernel &kernel);
 
@@ -76,6 +80,10 @@ private:
   std::filesystem::path entryDir_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> compiled_;
+  /// Keys being read or compiled now: a second thread asking for one waits
+  /// for the first instead of compiling it again (the autotuner compiles
+  /// candidates that share modules on all cores at once).
+  std::unordered_map<std::string, std::shared_future<CompileResult>> inFlight_;
   std::map<std::pair<std::string, int>, std::shared_ptr<const LoadedModule>> modules_; ///< (key, device)
   CacheStats stats_;
 };

@@ -293,14 +293,14 @@ GNNJIT_DEVICE void attendStore(const Ops &ops, const SpmmTile<G, V, CH> &t,
 
 /// One light row (a heavy one is left to segments): its outputs stored,
 /// its edges' messages over all edges added into `sums`.
-template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, long long Heavy, bool Softmax,
-          bool SaveValue, typename Index, class Ops>
+template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, bool Softmax, bool SaveValue,
+          typename Index, class Ops>
 GNNJIT_DEVICE void attendRow(const Ops &ops, const SpmmTile<G, V, CH> &t, long long row,
                              const Index *__restrict__ offsets, const Index *__restrict__ cols,
-                             EdgeSums<CH, V, NE> &sums) {
+                             EdgeSums<CH, V, NE> &sums, long long heavyThreshold) {
   using L = HeadLayout<G, V, CH, DIM>;
   const long long begin = offsets[row], end = offsets[row + 1];
-  if (Heavy > 0 && end - begin > Heavy)
+  if (heavyThreshold > 0 && end - begin > heavyThreshold)
     return; // split into segments instead
   double r[L::NQ][NR];
   rowSums<G, V, CH, F, DIM, NR>(ops, t, r, row);
@@ -309,16 +309,17 @@ GNNJIT_DEVICE void attendRow(const Ops &ops, const SpmmTile<G, V, CH> &t, long l
   attendStore<G, V, CH, F, DIM, NO, PH, Softmax, SaveValue>(ops, t, s, row);
 }
 
-/// Light rows (all rows when Heavy is 0): a group of G lanes per row.
-template <int G, int V, int CH, int F, int DIM, int NO, int PH, int NT, int NR, long long Heavy, bool Softmax,
-          bool SaveValue, typename Index, class Ops>
+/// Light rows (all rows when heavyThreshold is 0): a group of G lanes per row.
+template <int G, int V, int CH, int F, int DIM, int NO, int PH, int NT, int NR, bool Softmax, bool SaveValue,
+          typename Index, class Ops>
 GNNJIT_DEVICE void attendRows(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
-                              const Index *__restrict__ cols) {
+                              const Index *__restrict__ cols, long long heavyThreshold) {
   const SpmmTile<G, V, CH> t;
   if (t.unit >= numRows)
     return; // the whole group leaves together
   EdgeSums<CH, V, 0> none;
-  attendRow<G, V, CH, F, DIM, NO, 0, PH, NT, NR, Heavy, Softmax, SaveValue>(ops, t, t.unit, offsets, cols, none);
+  attendRow<G, V, CH, F, DIM, NO, 0, PH, NT, NR, Softmax, SaveValue>(ops, t, t.unit, offsets, cols, none,
+                                                                      heavyThreshold);
 }
 
 /// The groups of the launch: a strided kernel's group u takes units u, u +
@@ -352,15 +353,14 @@ GNNJIT_DEVICE void writeEdgeSums(const SpmmTile<G, V, CH> &t, const EdgeSums<CH,
 /// u + groups, ... (a fixed assignment), adds their edges into its sums and
 /// writes them as partial u (the finish kernel adds all partials in order:
 /// the same result on every run).
-template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, long long Heavy, typename Index,
-          class Ops>
+template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, typename Index, class Ops>
 GNNJIT_DEVICE void attendRowsAndSums(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
                                      const Index *__restrict__ cols, float *__restrict__ sumPartials,
-                                     long long numSumPartials) {
+                                     long long numSumPartials, long long heavyThreshold) {
   const SpmmTile<G, V, CH> t;
   EdgeSums<CH, V, NE> sums;
   for (long long row = t.unit; row < numRows; row += launchGroups<G>())
-    attendRow<G, V, CH, F, DIM, NO, NE, PH, NT, NR, Heavy, false, false>(ops, t, row, offsets, cols, sums);
+    attendRow<G, V, CH, F, DIM, NO, NE, PH, NT, NR, false, false>(ops, t, row, offsets, cols, sums, heavyThreshold);
   writeEdgeSums<G, V, CH, F, DIM, NO, NE, PH>(t, sums, sumPartials, numSumPartials, t.unit);
 }
 
@@ -386,21 +386,21 @@ GNNJIT_DEVICE void attendHeadSums(const Ops &ops, long long numRows) {
   }
 }
 
-/// One segment of Segment edges of a heavy row: its unnormalized sums of
+/// One segment of segmentLength edges of a heavy row: its unnormalized sums of
 /// output o go to partials[(segment * NO + o) * F + f] and, with Softmax,
 /// its states (max, sum) per head to partials[numSegments * NO * F +
 /// (segment * H + h) * 2 + {0, 1}].
-template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, long long Segment,
-          bool Softmax, typename Index, class Ops>
+template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, bool Softmax, typename Index,
+          class Ops>
 GNNJIT_DEVICE void attendSegment(const Ops &ops, const SpmmTile<G, V, CH> &t, long long segment, long long numSegments,
                                  const Index *__restrict__ offsets, const Index *__restrict__ cols,
                                  const Index *__restrict__ segmentRows, const long long *__restrict__ segmentBegins,
-                                 float *__restrict__ partials, EdgeSums<CH, V, NE> &sums) {
+                                 float *__restrict__ partials, EdgeSums<CH, V, NE> &sums, long long segmentLength) {
   using L = HeadLayout<G, V, CH, DIM>;
   constexpr int H = F / DIM;
   const long long row = segmentRows[segment];
   const long long begin = segmentBegins[segment];
-  const long long end = min(begin + Segment, (long long)offsets[row + 1]);
+  const long long end = min(begin + segmentLength, (long long)offsets[row + 1]);
   double r[L::NQ][NR];
   rowSums<G, V, CH, F, DIM, NR>(ops, t, r, row);
   AttendState<CH, V, L::NQ, typename RowAccumulator<DIM>::Type, NO> s;
@@ -419,32 +419,33 @@ GNNJIT_DEVICE void attendSegment(const Ops &ops, const SpmmTile<G, V, CH> &t, lo
   });
 }
 
-template <int G, int V, int CH, int F, int DIM, int NO, int PH, int NT, int NR, long long Segment, bool Softmax,
-          typename Index, class Ops>
+template <int G, int V, int CH, int F, int DIM, int NO, int PH, int NT, int NR, bool Softmax, typename Index,
+          class Ops>
 GNNJIT_DEVICE void attendSegments(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
                                   const Index *__restrict__ cols, const Index *__restrict__ segmentRows,
-                                  const long long *__restrict__ segmentBegins, float *__restrict__ partials) {
+                                  const long long *__restrict__ segmentBegins, float *__restrict__ partials,
+                                  long long segmentLength) {
   const SpmmTile<G, V, CH> t;
   if (t.unit >= numSegments)
     return;
   EdgeSums<CH, V, 0> none;
-  attendSegment<G, V, CH, F, DIM, NO, 0, PH, NT, NR, Segment, Softmax>(ops, t, t.unit, numSegments, offsets, cols,
-                                                                        segmentRows, segmentBegins, partials, none);
+  attendSegment<G, V, CH, F, DIM, NO, 0, PH, NT, NR, Softmax>(ops, t, t.unit, numSegments, offsets, cols, segmentRows,
+                                                               segmentBegins, partials, none, segmentLength);
 }
 
 /// Heavy-row segments of a step that also sums over all edges: strided
 /// like attendRowsAndSums, the group's sums written as partial sumBase + u.
-template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, long long Segment,
-          typename Index, class Ops>
+template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, typename Index, class Ops>
 GNNJIT_DEVICE void attendSegmentsAndSums(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
                                          const Index *__restrict__ cols, const Index *__restrict__ segmentRows,
                                          const long long *__restrict__ segmentBegins, float *__restrict__ partials,
-                                         float *__restrict__ sumPartials, long long numSumPartials, long long sumBase) {
+                                         float *__restrict__ sumPartials, long long numSumPartials, long long sumBase,
+                                         long long segmentLength) {
   const SpmmTile<G, V, CH> t;
   EdgeSums<CH, V, NE> sums;
   for (long long segment = t.unit; segment < numSegments; segment += launchGroups<G>())
-    attendSegment<G, V, CH, F, DIM, NO, NE, PH, NT, NR, Segment, false>(ops, t, segment, numSegments, offsets, cols,
-                                                                         segmentRows, segmentBegins, partials, sums);
+    attendSegment<G, V, CH, F, DIM, NO, NE, PH, NT, NR, false>(ops, t, segment, numSegments, offsets, cols, segmentRows,
+                                                                segmentBegins, partials, sums, segmentLength);
   writeEdgeSums<G, V, CH, F, DIM, NO, NE, PH>(t, sums, sumPartials, numSumPartials, sumBase + t.unit);
 }
 

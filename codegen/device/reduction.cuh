@@ -115,35 +115,35 @@ GNNJIT_DEVICE void reduceStore(const Ops &ops, const SpmmTile<G, V, CH> &t, cons
   });
 }
 
-/// Light rows (all rows when Heavy is 0): a group of G lanes per row.
-template <int G, int V, int CH, int F, long long Heavy, int R, bool SaveArgs, typename Index, class Ops>
+/// Light rows (all rows when heavyThreshold is 0): a group of G lanes per row.
+template <int G, int V, int CH, int F, int R, bool SaveArgs, typename Index, class Ops>
 GNNJIT_DEVICE void reduceRows(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
-                              const Index *__restrict__ cols) {
+                              const Index *__restrict__ cols, long long heavyThreshold) {
   const SpmmTile<G, V, CH> t;
   const long long row = t.unit;
   if (row >= numRows)
     return; // the whole group leaves together
   const long long begin = offsets[row], end = offsets[row + 1];
-  if (Heavy > 0 && end - begin > Heavy)
+  if (heavyThreshold > 0 && end - begin > heavyThreshold)
     return; // split into segments instead
   ReduceState<CH, V> s;
   reduceEdges<G, V, CH, F, R>(ops, t, s, row, begin, end, cols);
   reduceStore<G, V, CH, F, R, SaveArgs, Index>(ops, t, s, row, end - begin);
 }
 
-/// One segment of Segment edges of a heavy row, folded into its partials.
-template <int G, int V, int CH, int F, long long Segment, int R, typename Index, class Ops>
+/// One segment of segmentLength edges of a heavy row, folded into its partials.
+template <int G, int V, int CH, int F, int R, typename Index, class Ops>
 GNNJIT_DEVICE void reduceSegments(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
                                   const Index *__restrict__ cols, const Index *__restrict__ segmentRows,
                                   const long long *__restrict__ segmentBegins, float *__restrict__ partials,
-                                  long long *__restrict__ partialArgs) {
+                                  long long *__restrict__ partialArgs, long long segmentLength) {
   const SpmmTile<G, V, CH> t;
   const long long segment = t.unit;
   if (segment >= numSegments)
     return;
   const long long row = segmentRows[segment];
   const long long begin = segmentBegins[segment];
-  const long long end = min(begin + Segment, (long long)offsets[row + 1]);
+  const long long end = min(begin + segmentLength, (long long)offsets[row + 1]);
   ReduceState<CH, V> s;
   reduceEdges<G, V, CH, F, R>(ops, t, s, row, begin, end, cols);
   forOwnedFeatures<G, V, CH, F>(t, [&](int c, int v, int f) {
@@ -187,12 +187,12 @@ template <int R> using PackedOf = typename PackedFor<R>::Type;
 /// One segment of a heavy max/min row, folded like reduceSegments, then
 /// merged into the row's packed slots (packed[heavy * F + f], set to the
 /// empty state first) by one atomic per element.
-template <int G, int V, int CH, int F, long long Segment, int R, typename Index, class Ops>
+template <int G, int V, int CH, int F, int R, typename Index, class Ops>
 GNNJIT_DEVICE void reduceSegmentsPacked(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
                                         const Index *__restrict__ cols, const Index *__restrict__ segmentRows,
                                         const long long *__restrict__ segmentBegins,
                                         const long long *__restrict__ segmentHeavy,
-                                        unsigned long long *__restrict__ packed) {
+                                        unsigned long long *__restrict__ packed, long long segmentLength) {
   static_assert(kHasArgs<R>, "packed merges are for max and min");
   const SpmmTile<G, V, CH> t;
   const long long segment = t.unit;
@@ -200,7 +200,7 @@ GNNJIT_DEVICE void reduceSegmentsPacked(const Ops &ops, long long numSegments, c
     return;
   const long long row = segmentRows[segment];
   const long long rowBegin = offsets[row], begin = segmentBegins[segment];
-  const long long end = min(begin + Segment, (long long)offsets[row + 1]);
+  const long long end = min(begin + segmentLength, (long long)offsets[row + 1]);
   ReduceState<CH, V> s;
   reduceEdges<G, V, CH, F, R>(ops, t, s, row, begin, end, cols);
   unsigned long long *slots = packed + segmentHeavy[segment] * F;

@@ -128,16 +128,16 @@ GNNJIT_DEVICE void spmmStore(const Ops &ops, const SpmmTile<G, V, CH> &t, const 
   });
 }
 
-/// Light rows (all rows when Heavy is 0): a group of G lanes per row.
-template <int G, int V, int CH, int F, long long Heavy, typename Index, class Ops>
+/// Light rows (all rows when heavyThreshold is 0): a group of G lanes per row.
+template <int G, int V, int CH, int F, typename Index, class Ops>
 GNNJIT_DEVICE void spmmRows(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
-                            const Index *__restrict__ cols) {
+                            const Index *__restrict__ cols, long long heavyThreshold) {
   const SpmmTile<G, V, CH> t;
   const long long row = t.unit;
   if (row >= numRows)
     return; // the whole group leaves together
   const long long begin = offsets[row], end = offsets[row + 1];
-  if (Heavy > 0 && end - begin > Heavy)
+  if (heavyThreshold > 0 && end - begin > heavyThreshold)
     return; // split into segments instead
   const float scale = ops.rowScale(row, begin, end); // before the loop: its loads overlap the gathers
   float acc[CH][V];
@@ -146,18 +146,19 @@ GNNJIT_DEVICE void spmmRows(const Ops &ops, long long numRows, const Index *__re
   spmmStore<G, V, CH, F>(ops, t, acc, row, scale);
 }
 
-/// One segment of SEGMENT edges of a heavy row, summed into its partials row.
-template <int G, int V, int CH, int F, long long Segment, typename Index, class Ops>
+/// One segment of segmentLength edges of a heavy row, summed into its partials row.
+template <int G, int V, int CH, int F, typename Index, class Ops>
 GNNJIT_DEVICE void spmmSegments(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
                                 const Index *__restrict__ cols, const Index *__restrict__ segmentRows,
-                                const long long *__restrict__ segmentBegins, float *__restrict__ partials) {
+                                const long long *__restrict__ segmentBegins, float *__restrict__ partials,
+                                long long segmentLength) {
   const SpmmTile<G, V, CH> t;
   const long long segment = t.unit;
   if (segment >= numSegments)
     return;
   const long long row = segmentRows[segment];
   const long long begin = segmentBegins[segment];
-  const long long end = min(begin + Segment, (long long)offsets[row + 1]);
+  const long long end = min(begin + segmentLength, (long long)offsets[row + 1]);
   float acc[CH][V];
   zeroAccumulators(acc);
   spmmAccumulate<G, V, CH, F>(ops, t, acc, row, begin, end, cols);

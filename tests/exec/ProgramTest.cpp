@@ -82,7 +82,7 @@ TEST_CASE("GCN forward: one fused SpMM kernel, normalization from degrees, vecto
   // skeleton the module calls with it.
   CHECK(spmm(p, 0).config.group == 32);
   CHECK(spmm(p, 0).config.chunks == 1);
-  CHECK(has(src, "gnnjit::device::spmmRows<32, V, 1, F, 0>(ops, num_rows, row_offsets, col_indices);"));
+  CHECK(has(src, "gnnjit::device::spmmRows<32, V, 1, F>(ops, num_rows, row_offsets, col_indices, 0);"));
   CHECK(has(src, "constexpr int F = 128"));
   CHECK(has(src, "typedef int index_t;"));
   CHECK(has(src, "gnnjit::device::ldgVecAligned<float, V>(in_x + (long long)col * in_x_ld + f, x);"));
@@ -139,7 +139,12 @@ TEST_CASE("heavy rows get segment and combine entry points; odd widths fall back
   CHECK(entries == std::vector<std::string>{"gnnjit_sage_fwd_agg0_rows", "gnnjit_sage_fwd_agg0_segments",
                                             "gnnjit_sage_fwd_agg0_combine"});
   const std::string &src = p.code.modules[0].source;
-  CHECK(has(src, "constexpr long long HEAVY = 128, SEGMENT = 256;"));
+  CHECK(spmm(p, 0).config.heavyThreshold == 128);
+  CHECK(spmm(p, 0).config.segmentLength == 256);
+  // Both are launch parameters, not constants of the source.
+  CHECK(has(src, "spmmRows<32, V, 3, F>(ops, num_rows, row_offsets, col_indices, heavy_threshold);"));
+  CHECK(has(src, ", partials, segment_length);"));
+  CHECK(!has(src, "HEAVY"));
   CHECK(has(src, "V = 2"));                        // 130 is even, not a multiple of 4
   CHECK(has(src, "scale / (float)(end - begin)")); // mean
   CHECK(has(src, "gnnjit::device::spmmSegments<"));
@@ -156,20 +161,60 @@ TEST_CASE("short rows get small groups, long rows full warps in segments") {
   const Program grid = plan(lowered("gcn", o), Pass::Forward, shape);
   CHECK(spmm(grid, 0).config.group == 4);
   CHECK(spmm(grid, 0).config.chunks == 8);
-  CHECK(has(grid.code.modules[0].source, "spmmRows<4, V, 8, F, 0>"));
+  CHECK(has(grid.code.modules[0].source, "spmmRows<4, V, 8, F>"));
   CHECK(grid.code.modules[0].kernels.size() == 1);
   shape.maxDegree = 40000; // a power-law graph with hubs and scattered ids
   shape.local = false;
   const Program hubs = plan(lowered("gcn", o), Pass::Forward, shape);
-  CHECK(has(hubs.code.modules[0].source, "constexpr long long HEAVY = 128, SEGMENT = 256;"));
+  CHECK(has(hubs.code.modules[0].source, "long long heavy_threshold"));
   CHECK(spmm(hubs, 0).config.print() ==
         "group=32 vec=4 chunks=1 block=256 heavy>128 in segments of 256 by 32 lanes x 1 chunks");
   shape.local = true; // the same degrees on a mesh: small groups, full warps for the long rows
   const Program mesh = plan(lowered("gcn", o), Pass::Forward, shape);
-  CHECK(has(mesh.code.modules[0].source, "constexpr long long HEAVY = 32, SEGMENT = 256;"));
+  CHECK(spmm(mesh, 0).config.heavyThreshold == 32);
+  CHECK(spmm(mesh, 0).config.segmentLength == 256);
   CHECK(spmm(mesh, 0).config.segmentGroup == 32); // segments by full warps
   CHECK(spmm(mesh, 0).config.segmentChunks == 1);
-  CHECK(has(mesh.code.modules[0].source, "spmmSegments<32, V, 1, F, SEGMENT>"));
+  CHECK(has(mesh.code.modules[0].source, "spmmSegments<32, V, 1, F>"));
+}
+
+TEST_CASE("configs that differ only in the heavy-row threshold and segment length share their module source") {
+  // (What the autotuner relies on to compile one module for the 9 such
+  // candidates of a tiling: the kernel cache keys modules by source.)
+  for (const char *name : {"gcn", "sage", "gatv2"}) {
+    layers::LayerOptions o;
+    o.dim = 32;
+    if (std::string(name) == "sage")
+      o.aggregation = "max";
+    if (std::string(name) == "gatv2")
+      o.heads = 4;
+    const lower::LoweredLayer l = lowered(name, o);
+    GraphFacts facts;
+    facts.in = facts.out = DegreeFacts{16.0, 0.0, 16, 40000};
+    for (Pass pass : {Pass::Forward, Pass::Backward}) {
+      INFO(name << (pass == Pass::Forward ? " forward" : " backward"));
+      lower::PassConfig a = ruleConfig(l, pass, facts, {Variant::Generated, true});
+      lower::PassConfig b = a;
+      bool tiled = false;
+      for (lower::StageConfig &c : b.stages)
+        std::visit(
+            [&](auto &config) {
+              if constexpr (requires { config.heavyThreshold; }) {
+                if (config.heavyThreshold > 0) {
+                  config.heavyThreshold = 2 * config.heavyThreshold;
+                  config.segmentLength = 4 * config.segmentLength;
+                  tiled = true;
+                }
+              }
+            },
+            c);
+      REQUIRE(tiled);
+      const Program pa = planProgram(l, pass, a), pb = planProgram(l, pass, b);
+      REQUIRE(pa.code.modules.size() == pb.code.modules.size());
+      for (size_t m = 0; m < pa.code.modules.size(); ++m)
+        CHECK(pa.code.modules[m].source == pb.code.modules[m].source);
+    }
+  }
 }
 
 TEST_CASE("the Auto rule: cuSPARSE for skewed degrees unless it would need an extra pass; kernel shapes") {

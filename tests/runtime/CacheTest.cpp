@@ -11,7 +11,9 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
+#include <thread>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +83,35 @@ TEST_CASE("a miss compiles, a repeat hits memory, a fresh cache hits disk") {
   MESSAGE(fmt::format("disk hit (read + verify, {} byte entry): {:.3f} ms",
                       fs::file_size(fresh.entryPath(fresh.key(source, CompileOptions{}))),
                       stats.diskReadSeconds * 1e3));
+}
+
+TEST_CASE("threads asking for one kernel at once compile it once; the others wait for it") {
+  TempDir dir;
+  KernelCache cache = cacheIn(dir);
+  const Source source = test::fillSource("racing threads");
+  constexpr int kThreads = 8;
+  std::vector<std::shared_ptr<const CompiledKernel>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&, i] { got[i] = cache.compile(source, CompileOptions{}); });
+  for (std::thread &t : threads)
+    t.join();
+  for (const auto &kernel : got)
+    CHECK(kernel == got[0]); // one compiled kernel, shared
+  CHECK(cache.stats().compiles == 1);
+  CHECK(cache.stats().memoryHits == kThreads - 1);
+  // A source that fails: every waiting thread gets the same error.
+  TempDir dumps;
+  ScopedEnv dumpDir("GNNJIT_DUMP_DIR", dumps.path().string());
+  const Source broken{"broken.cu", "this is not CUDA\n", {}};
+  std::vector<int> failed(kThreads, 0);
+  threads.clear();
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&, i] { failed[i] = cache.tryCompile(broken, CompileOptions{}).ok() ? 0 : 1; });
+  for (std::thread &t : threads)
+    t.join();
+  CHECK(std::count(failed.begin(), failed.end(), 1) == kThreads);
+  CHECK(cache.stats().compiles == 1);
 }
 
 TEST_CASE("the key changes with each component and not with flag order") {
