@@ -7,15 +7,14 @@
 #include "runtime/EventTiming.h"
 
 #include <fmt/format.h>
-#include <llvm/Support/Parallel.h>
 
 #include <algorithm>
 
 namespace gnnjit::autotune {
 
 GpuPassTimer::GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, lower::Pass pass,
-                           const lower::PassConfig &rule, int warmup, int reps)
-    : lowered_(lowered), graph_(graph), pass_(pass), warmup_(warmup), reps_(reps) {
+                           const lower::PassConfig &rule, int warmup, int reps, runtime::KernelCache *cache)
+    : lowered_(lowered), graph_(graph), pass_(pass), warmup_(warmup), reps_(reps), cache_(cache) {
   uint64_t seed = 1;
   auto bind = [&](const dsl::InputPtr &in, bool gradient) {
     const exec::DeviceTensor &t = tensors_.add(in->name, ref::bindingRows(*in, graph_.host()), in->shape.size());
@@ -49,6 +48,7 @@ GpuPassTimer::GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph
 
 exec::RunnerOptions GpuPassTimer::optionsFor(const lower::PassConfig &config) const {
   exec::RunnerOptions options;
+  options.cache = cache_;
   (pass_ == lower::Pass::Forward ? options.forward : options.backward) = config;
   return options;
 }
@@ -101,20 +101,8 @@ std::string GpuPassTimer::check(const lower::PassConfig &config) {
   return worst;
 }
 
-void GpuPassTimer::precompile(const std::vector<lower::PassConfig> &configs, const std::atomic<bool> *stop) {
-  // The graph's lazily built parts, built once here, not raced for below.
-  (void)graph_.host().stats();
-  (void)graph_.host().outgoing();
-  llvm::parallelForEach(configs.begin(), configs.end(), [&](const lower::PassConfig &config) {
-    if (stop && stop->load())
-      return;
-    exec::CompileReport report;
-    try {
-      exec::compileProgram(lowered_, graph_.host(), pass_, optionsFor(config), report);
-    } catch (const std::exception &) {
-      // time() compiles it again and reports why it failed
-    }
-  });
+std::vector<runtime::Source> GpuPassTimer::sources(const lower::PassConfig &config) const {
+  return exec::programSources(lowered_, graph_.host(), pass_, optionsFor(config));
 }
 
 } // namespace gnnjit::autotune

@@ -4,8 +4,9 @@
 // under the rule's config). Its check runs the config once and compares the
 // pass's results (outputs, or input gradients) with the rule config's,
 // within 1e-4 relative, on the device (a copy of the rule's results stays
-// there: the pass's outputs once more in device memory). Kernels come through the kernel cache; precompile()
-// compiles many configs' kernels at once on the host's cores.
+// there: the pass's outputs once more in device memory). Kernels come
+// through the process's kernel cache; sources() names a config's modules so
+// that they can be compiled ahead (autotune/Precompiler.h).
 #pragma once
 
 #include "exec/DeviceGraph.h"
@@ -13,7 +14,6 @@
 #include "exec/LayerRunner.h"
 #include "lower/Stages.h"
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,20 +22,17 @@ namespace gnnjit::autotune {
 
 class GpuPassTimer {
 public:
+  /// `cache` null: the process's kernel cache.
   GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, lower::Pass pass,
-               const lower::PassConfig &rule, int warmup = 2, int reps = 5);
+               const lower::PassConfig &rule, int warmup = 2, int reps = 5, runtime::KernelCache *cache = nullptr);
 
   /// The pass's median ms under `config`; throws what compiling or running it throws.
   double time(const lower::PassConfig &config);
   /// Empty when `config`'s results agree with the rule config's, else the
   /// worst result and how far off it is.
   std::string check(const lower::PassConfig &config);
-  /// Compiles the kernels of every config (NVRTC through the cache, in
-  /// parallel, roughly in order); one that fails to compile is left for
-  /// time() to report. Configs not yet started when `*stop` turns true are
-  /// skipped. Safe beside time() and check() on another thread (the cache
-  /// is; a kernel both need may be compiled twice).
-  void precompile(const std::vector<lower::PassConfig> &configs, const std::atomic<bool> *stop = nullptr);
+  /// The kernel modules a runner loads for `config` (what to compile ahead).
+  std::vector<runtime::Source> sources(const lower::PassConfig &config) const;
 
   /// A pass of the rule's config longer than this is timed with at most
   /// one warm-up and three runs.
@@ -53,6 +50,7 @@ private:
   exec::DeviceGraph &graph_;
   lower::Pass pass_;
   int warmup_, reps_;
+  runtime::KernelCache *cache_;
   exec::OwnedTensors tensors_;
   exec::DeviceTensors forwardInputs_, backwardInputs_;
   exec::OwnedTensors expected_; ///< the rule config's results, on the device

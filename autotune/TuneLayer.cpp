@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <exception>
 #include <thread>
 
 namespace gnnjit::autotune {
@@ -23,6 +24,52 @@ double TunedLayerPass::tunedMs() const {
   return ms;
 }
 
+namespace {
+
+/// The modules of `config` for `pass`, as the GPU timer's runner loads them.
+std::vector<runtime::Source> sourcesOf(const lower::LoweredLayer &lowered, const graph::Graph &graph, lower::Pass pass,
+                                       const lower::PassConfig &config) {
+  exec::RunnerOptions o; // the cache plays no part in a module's source
+  (pass == lower::Pass::Forward ? o.forward : o.backward) = config;
+  return exec::programSources(lowered, graph, pass, o);
+}
+
+/// Plans every candidate of both passes on a thread of its own and queues
+/// their modules, in the order the search meets them; stops early when
+/// told, and is joined however the tuning ends.
+class CandidateFeeder {
+public:
+  CandidateFeeder(const lower::LoweredLayer &lowered, const graph::Graph &graph,
+                  const std::vector<TunedLayerPass> &passes,
+                  const std::array<std::vector<PassVariant>, 2> &variants, Precompiler &compiler)
+      : thread_([&, this] {
+          for (size_t k = 0; k < passes.size(); ++k) {
+            std::vector<lower::PassConfig> trials = trialConfigs(passes[k].spaces, passes[k].rule);
+            for (const PassVariant &v : variants[k])
+              trials.push_back(v.apply(passes[k].rule));
+            for (const lower::PassConfig &trial : trials) {
+              if (stop_)
+                return;
+              try {
+                compiler.enqueue(sourcesOf(lowered, graph, passes[k].pass, trial));
+              } catch (const std::exception &) {
+                // a config the planner refuses: timing it reports why
+              }
+            }
+          }
+        }) {}
+  ~CandidateFeeder() {
+    stop_ = true;
+    thread_.join();
+  }
+
+private:
+  std::atomic<bool> stop_ = false;
+  std::thread thread_;
+};
+
+} // namespace
+
 TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const exec::GraphFacts &facts,
                      const LayerTuneOptions &options) {
   const Stopwatch clock;
@@ -38,35 +85,37 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
     variants[k] = passVariants(p.pass, p.rule);
     shares[k] = static_cast<double>(p.spaces.size() + (variants[k].empty() ? 0 : 1));
   }
+  // The graph's lazily built parts, built here before two threads plan.
+  (void)graph.host().stats();
+  (void)graph.host().outgoing();
+  // Every module compiles from now on, the rules' first; none starts once
+  // it could not finish within the budget.
+  exec::RunnerOptions runnerDefaults; // what the timer's runners use but for the configs
+  runnerDefaults.cache = options.cache;
+  { // the compiles and the planning thread end within the timed wall
+  Precompiler compiler(exec::kernelCacheOf(runnerDefaults), exec::compileOptionsOf(runnerDefaults));
+  compiler.setDeadline(options.budgetSeconds);
+  for (const TunedLayerPass &p : out.passes)
+    compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, p.rule));
+  const CandidateFeeder feeder(lowered, graph.host(), out.passes, variants, compiler);
   const double allShares = shares[0] + shares[1];
   double ends = 0;
   for (size_t k = 0; k < passes.size(); ++k) {
     TunedLayerPass &p = out.passes[k];
     ends = k + 1 == passes.size() ? options.budgetSeconds : ends + options.budgetSeconds * shares[k] / allShares;
-    GpuPassTimer timer(lowered, graph, p.pass, p.rule, options.warmup, options.reps);
-    // Compiling runs on the host's cores while the search times what is
-    // ready on the GPU (a candidate not compiled yet compiles when timed);
-    // when the search ends, compiles not yet started are dropped.
-    const std::vector<lower::PassConfig> trials = trialConfigs(p.spaces, p.rule);
-    std::atomic<bool> stop = false;
-    const double compileStarts = clock.seconds();
-    std::thread compiling([&] {
-      timer.precompile(trials, &stop);
-      p.compileSeconds = clock.seconds() - compileStarts;
-    });
-    try {
-      p.tuned = searchPass(
-          p.spaces, p.rule, [&](const lower::PassConfig &c) { return timer.time(c); },
-          [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); }, {ends},
-          variants[k]);
-    } catch (...) {
-      stop = true;
-      compiling.join();
-      throw;
-    }
-    stop = true;
-    compiling.join();
-    p.compiled = trials.size();
+    GpuPassTimer timer(lowered, graph, p.pass, p.rule, options.warmup, options.reps, options.cache);
+    SearchOptions search;
+    search.budgetSeconds = ends;
+    search.modulesOf = [&](const lower::PassConfig &c) { return compiler.keysOf(timer.sources(c)); };
+    search.compiled = [&](const std::vector<std::string> &keys) { return compiler.compiled(keys); };
+    search.waitForProgress = [&](double seconds) { return compiler.waitForProgress(seconds); };
+    p.tuned = searchPass(
+        p.spaces, p.rule, [&](const lower::PassConfig &c) { return timer.time(c); },
+        [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); }, search,
+        variants[k]);
+  }
+  compiler.stop();
+  out.compiling = compiler.report();
   }
   out.seconds = clock.seconds();
   return out;

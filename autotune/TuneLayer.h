@@ -1,11 +1,16 @@
 // Tuning a whole layer on one graph: for the forward and the backward pass,
-// the rule's config, the candidate spaces, their kernels compiled in
-// parallel on the host while the search times the compiled ones on the GPU, with one time budget for both passes (each pass's part by
-// its count of stages and variants, its compiles included). What `gnnjit
-// tune` and bench_autotune run; recording the winners is the caller's.
+// the rule's config and the candidate spaces; the kernels of both passes
+// compile on the host's cores from the start (the rules' first, then each
+// pass's candidates in the order the search meets them) while the search
+// times the compiled ones on the GPU. One time budget covers it all, from
+// the call to the last candidate started (each pass's part by its count of
+// stages and variants): no candidate and no compile starts past it, though
+// each stage's rule config is still timed. What `gnnjit tune` and
+// bench_autotune run; recording the winners is the caller's.
 #pragma once
 
 #include "autotune/Candidates.h"
+#include "autotune/Precompiler.h"
 #include "autotune/Records.h"
 #include "autotune/Tuner.h"
 #include "exec/DeviceGraph.h"
@@ -18,6 +23,7 @@ struct LayerTuneOptions {
   double budgetSeconds = 3.0;
   bool exhaustive = false; ///< no pruning by the degree model
   int warmup = 2, reps = 5; ///< per timing: untimed runs, then the median of these
+  runtime::KernelCache *cache = nullptr; ///< where kernels are compiled to and loaded from; null: the process's
 };
 
 struct TunedLayerPass {
@@ -25,8 +31,6 @@ struct TunedLayerPass {
   lower::PassConfig rule;
   std::vector<StageSpace> spaces;
   TunedPass tuned;
-  size_t compiled = 0;       ///< configs given to the compiles beside the search
-  double compileSeconds = 0; ///< how long those ran (until done, or stopped with the search)
   /// The pass's ms under the rule's config and under the tuned one (kUntimed
   /// when nothing was timed).
   double ruleMs() const;
@@ -35,6 +39,7 @@ struct TunedLayerPass {
 
 struct TunedLayer {
   std::vector<TunedLayerPass> passes; ///< forward, backward
+  Precompiler::Report compiling;      ///< the modules compiled beside the search
   double seconds = 0;                 ///< wall time of the whole tuning
 };
 

@@ -24,6 +24,43 @@ TimedCandidate timeOne(const Candidate &candidate, const lower::PassConfig &conf
   return t;
 }
 
+/// The order a stage's candidates (after the rule's, index 0) are due in:
+/// one of each distinct set of modules first, in the space's order; the
+/// rest once those are timed (nextDue), by their modules' best time.
+class StageOrder {
+public:
+  StageOrder(const std::vector<std::vector<std::string>> &modules) : group_(modules.size()) {
+    for (size_t c = 0; c < modules.size(); ++c) {
+      group_[c] = c;
+      for (size_t e = 0; e < c; ++e)
+        if (!modules[c].empty() && modules[e] == modules[c]) {
+          group_[c] = e;
+          break;
+        }
+      if (c > 0)
+        (group_[c] == c ? due_ : later_).push_back(c);
+    }
+  }
+  std::vector<size_t> &due() { return due_; }
+  /// Moves the rest into due, fastest modules first (by the times so far).
+  bool nextDue(const std::vector<TimedCandidate> &timed) {
+    if (later_.empty())
+      return false;
+    std::vector<double> groupMs(timed.size(), kUntimed);
+    for (size_t c = 0; c < timed.size(); ++c)
+      groupMs[group_[c]] = std::min(groupMs[group_[c]], timed[c].ms);
+    std::stable_sort(later_.begin(), later_.end(),
+                     [&](size_t a, size_t b) { return groupMs[group_[a]] < groupMs[group_[b]]; });
+    due_ = std::move(later_);
+    later_.clear();
+    return true;
+  }
+
+private:
+  std::vector<size_t> group_; ///< the first candidate with the same modules
+  std::vector<size_t> due_, later_;
+};
+
 } // namespace
 
 TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule, const PassTimer &time,
@@ -42,22 +79,44 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
     TunedStage stage;
     stage.stage = space.stage;
     stage.what = space.what;
-    for (size_t c = 0; c < space.kept.size(); ++c) {
-      const bool isRule = c == 0;
-      if (!isRule && elapsed() > deadline) {
-        stage.timed.push_back({space.kept[c], kUntimed, "not timed: the tuning budget was spent"});
-        continue;
-      }
-      lower::PassConfig trial = tuned.config;
-      trial.stages[space.stage] = space.kept[c].config;
-      stage.timed.push_back(timeOne(space.kept[c], trial, time, check, isRule));
-      if (isRule)
-        stage.ruleMs = stage.timed.back().ms;
-      else if (stage.timed.back().ms < stage.timed[stage.best].ms)
-        stage.best = c; // strictly faster: a tie keeps the rule's
+    const size_t n = space.kept.size();
+    std::vector<lower::PassConfig> trials(n, tuned.config);
+    std::vector<std::vector<std::string>> modules(n);
+    for (size_t c = 0; c < n; ++c) {
+      trials[c].stages[space.stage] = space.kept[c].config;
+      if (options.modulesOf)
+        modules[c] = options.modulesOf(trials[c]);
+      stage.timed.push_back({space.kept[c], kUntimed, "not timed: the tuning budget was spent"});
     }
-    if (!stage.timed.empty())
-      tuned.config.stages[space.stage] = stage.timed[stage.best].candidate.config;
+    if (n == 0) {
+      tuned.stages.push_back(std::move(stage));
+      continue;
+    }
+    // The rule's config is always timed: it is what tuning must beat.
+    stage.timed[0] = timeOne(space.kept[0], trials[0], time, check, true);
+    stage.ruleMs = stage.timed[0].ms;
+    StageOrder order(modules);
+    const auto ready = [&](size_t c) { return !options.compiled || options.compiled(modules[c]); };
+    for (;;) {
+      std::vector<size_t> &due = order.due();
+      if (due.empty() && !order.nextDue(stage.timed))
+        break;
+      if (elapsed() > deadline)
+        break;
+      auto pick = std::find_if(due.begin(), due.end(), ready);
+      if (pick == due.end()) {
+        if (options.waitForProgress && options.waitForProgress(std::max(0.0, deadline - elapsed())))
+          continue; // something compiled, or the time is up: look again
+        pick = due.begin(); // nothing compiling: timing compiles it
+      }
+      const size_t c = *pick;
+      due.erase(pick);
+      stage.timed[c] = timeOne(space.kept[c], trials[c], time, check, false);
+    }
+    for (size_t c = 1; c < n; ++c)
+      if (stage.timed[c].ms < stage.timed[stage.best].ms)
+        stage.best = c; // strictly faster: a tie keeps the rule's (or the earlier)
+    tuned.config.stages[space.stage] = stage.timed[stage.best].candidate.config;
     tuned.stages.push_back(std::move(stage));
   }
   if (variants.empty())

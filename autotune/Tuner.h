@@ -2,7 +2,12 @@
 // (coordinate descent from the rule's config), every candidate of the stage
 // is checked against the rule's results and timed with the other stages at
 // their best so far; the fastest wins, the rule's config unless another is
-// faster, so tuning is never slower than the rule. A candidate that throws
+// faster, so tuning is never slower than the rule. Within a stage, one
+// candidate of each distinct set of kernel modules is timed first (the
+// kernels' shape), then the others (the same kernels under other launch
+// parameters), those of the fastest modules first; among those due, the
+// ones whose modules are compiled go first, so the search times while the
+// rest compile. A candidate that throws
 // (fails to compile or launch) or disagrees with the rule scores infinity
 // with the reason, and the search goes on. The time budget is shared: each
 // stage (and the pass variants, as one more) may start candidates for an
@@ -57,6 +62,16 @@ struct TunedPass {
 
 struct SearchOptions {
   double budgetSeconds = 3.0; ///< no candidate starts after this; shared by the stages
+  /// The kernel modules (cache keys) a config needs; candidates needing the
+  /// same modules differ only in launch parameters (heavy-row threshold,
+  /// segment length). Unset: every candidate its own modules.
+  std::function<std::vector<std::string>(const lower::PassConfig &)> modulesOf;
+  /// Whether all of those modules are compiled (timing would not compile).
+  /// Unset: always.
+  std::function<bool(const std::vector<std::string> &)> compiled;
+  /// Waits at most the given seconds for one more module to compile; false
+  /// when none is being compiled. Unset: never waits.
+  std::function<bool(double seconds)> waitForProgress;
 };
 
 TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule, const PassTimer &time,

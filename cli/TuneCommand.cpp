@@ -91,9 +91,6 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
   for (const autotune::TunedLayerPass &p : tunedLayer.passes) {
     const autotune::TunedPass &tuned = p.tuned;
     const std::string pass(lower::passName(p.pass));
-    if (!args.json)
-      fmt::print("\n{} pass: {} configs to compile, compiling ran {:.2f} s beside the search\n", pass, p.compiled,
-                 p.compileSeconds);
     nlohmann::json stages = nlohmann::json::array();
     for (const autotune::TunedStage &s : tuned.stages) {
       stages.push_back(tunedJson(s));
@@ -109,12 +106,19 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
                    v.ms < autotune::kUntimed ? fmt::format("{:.4f} ms", v.ms) : v.failure, tuned.stagesMs);
     }
     out["passes"][pass] = std::move(stages);
-    out["compile_seconds"][pass] = p.compileSeconds;
     out["pass_variants"][pass] = std::move(variants);
   }
+  const autotune::Precompiler::Report &c = tunedLayer.compiling;
   out["tuning_seconds"] = tunedLayer.seconds;
+  out["compiling"] = {{"modules_queued", c.queued},
+                      {"compiled", c.compiled},
+                      {"failed", c.failed},
+                      {"dropped", c.dropped},
+                      {"busy_seconds", c.busySeconds}};
   if (!args.json)
-    fmt::print("\ntuned in {:.2f} s; records appended to {}\n", tunedLayer.seconds, store.file().string());
+    fmt::print("\ntuned in {:.2f} s; beside the search NVRTC compiled {} of {} distinct modules ({} failed, {} not started "
+               "within the budget, the rest in the kernel cache) over {:.2f} s; records appended to {}\n",
+               tunedLayer.seconds, c.compiled, c.queued, c.failed, c.dropped, c.busySeconds, store.file().string());
 }
 
 void run(const TuneArgs &args) {

@@ -20,17 +20,6 @@ namespace {
 
 bool alignedRows(const DeviceTensor &t) { return reinterpret_cast<uintptr_t>(t.data) % 16 == 0 && t.ld % 4 == 0; }
 
-runtime::KernelCache &cacheOf(const RunnerOptions &options) {
-  return options.cache ? *options.cache : defaultKernelCache();
-}
-
-runtime::CompileOptions compileOptionsOf(const RunnerOptions &options) {
-  runtime::CompileOptions c;
-  c.arch = runtime::targetArch(options.arch);
-  c.lineInfo = options.lineInfo;
-  return c;
-}
-
 /// Runs `obtain` (which gets `modules` modules from `cache`) and adds to
 /// `report` how the cache answered.
 template <typename Obtain>
@@ -63,15 +52,35 @@ lower::PassConfig passConfig(const lower::LoweredLayer &lowered, Pass pass, cons
   return ruleConfig(lowered, pass, graphFacts(graph), rule);
 }
 
+runtime::KernelCache &kernelCacheOf(const RunnerOptions &options) {
+  return options.cache ? *options.cache : defaultKernelCache();
+}
+
+runtime::CompileOptions compileOptionsOf(const RunnerOptions &options) {
+  runtime::CompileOptions c;
+  c.arch = runtime::targetArch(options.arch);
+  c.lineInfo = options.lineInfo;
+  return c;
+}
+
+std::vector<runtime::Source> programSources(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
+                                            const RunnerOptions &options) {
+  const Program program = planProgram(lowered, pass, passConfig(lowered, pass, graph, options, true));
+  std::vector<runtime::Source> sources;
+  for (const codegen::GeneratedModule &module : program.code.modules)
+    sources.push_back(kernelSource(module));
+  return sources;
+}
+
 void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
                     const RunnerOptions &options, CompileReport &report) {
   const Stopwatch clock;
-  const Program program = planProgram(lowered, pass, passConfig(lowered, pass, graph, options, true));
-  runtime::KernelCache &cache = cacheOf(options);
+  const std::vector<runtime::Source> sources = programSources(lowered, graph, pass, options);
+  runtime::KernelCache &cache = kernelCacheOf(options);
   const runtime::CompileOptions compileOptions = compileOptionsOf(options);
-  account(cache, program.code.modules.size(), report, [&] {
-    for (const codegen::GeneratedModule &module : program.code.modules)
-      cache.compile(kernelSource(module), compileOptions);
+  account(cache, sources.size(), report, [&] {
+    for (const runtime::Source &source : sources)
+      cache.compile(source, compileOptions);
   });
   report.seconds += clock.seconds();
 }
@@ -106,7 +115,7 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
   const Stopwatch clock;
   auto c = std::make_unique<Compiled>();
   c->program = planProgram(lowered_, pass, passConfig(lowered_, pass, graph_.host(), options_, aligned));
-  runtime::KernelCache &cache = cacheOf(options_);
+  runtime::KernelCache &cache = kernelCacheOf(options_);
   const runtime::CompileOptions compileOptions = compileOptionsOf(options_);
   account(cache, c->program.code.modules.size(), report_, [&] {
     for (const codegen::GeneratedModule &module : c->program.code.modules) {

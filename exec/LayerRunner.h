@@ -49,6 +49,15 @@ struct CompileReport {
   double seconds = 0; ///< wall time of generating, compiling and loading
 };
 
+/// The kernel cache and the NVRTC options a runner with `options` uses.
+runtime::KernelCache &kernelCacheOf(const RunnerOptions &options);
+runtime::CompileOptions compileOptionsOf(const RunnerOptions &options);
+
+/// The kernel modules a runner with `options` loads for `pass` on `graph`
+/// (inputs whose rows allow vector loads), as NVRTC sources.
+std::vector<runtime::Source> programSources(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
+                                            const RunnerOptions &options);
+
 /// Compiles every kernel of `pass` for `graph` without a GPU (NVRTC only,
 /// through the kernel cache), as the runner would; adds to `report`.
 void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,

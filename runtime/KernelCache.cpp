@@ -89,6 +89,16 @@ std::string KernelCache::key(const Source &source, const CompileOptions &options
   return hasher.hex();
 }
 
+bool KernelCache::holds(const std::string &key) const {
+  {
+    std::lock_guard lock(mutex_);
+    if (compiled_.count(key))
+      return true;
+  }
+  std::error_code ignored;
+  return fs::exists(entryPath(key), ignored);
+}
+
 fs::path KernelCache::entryPath(std::string_view key) const { return entryDir_ / (std::string(key) + ".kernel"); }
 
 std::shared_ptr<const CompiledKernel> KernelCache::readEntry(const std::string &key) {

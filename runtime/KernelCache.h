@@ -61,6 +61,9 @@ public:
 
   /// The content address (64 hex digits) of `source` under `options`.
   std::string key(const Source &source, const CompileOptions &options) const;
+  /// Whether the CUBIN of `key` is at hand without compiling: in memory, or
+  /// an entry on disk (not read, so not yet verified).
+  bool holds(const std::string &key) const;
   /// The file that holds (or would hold) the entry of `key`.
   std::filesystem::path entryPath(std::string_view key) const;
   /// This cache's folder of entries (under the configured dir, per format version).

@@ -4,7 +4,8 @@
 # shared datasets, and the memory acceptance runs (preflight refusals, peak
 # host RSS and device peak at scale). Logs go to OUT_DIR; a summary table is
 # printed last.
-#   scripts/gpu_checks.sh BIN_DIR DATASETS_DIR OUT_DIR [quick|scale|bench|all]
+#   scripts/gpu_checks.sh BIN_DIR DATASETS_DIR OUT_DIR [suites|quick|scale|bench|all]
+# suites runs only the GPU test programs, all at once.
 # BIN_DIR holds gnnjit, the test_*gpu programs and bench_* (and gnnjit-before,
 # an older build to compare with, if present). bench runs bench_reduction,
 # PyG's SAGEConv(max) on the same edges, bench_spmm, bench_attention and PyG's
@@ -54,6 +55,15 @@ rss() { awk '/Maximum resident/ {printf "%.2f GiB", $6 / 1048576}' "$1"; }
 
 nvidia-smi -L >"$out/machine.txt" 2>&1; grep -E 'MemTotal|MemAvailable' /proc/meminfo >>"$out/machine.txt"
 ldd "$bin/gnnjit" | grep -i 'not found' >>"$out/machine.txt"
+
+if [[ $what == suites ]]; then
+  # Every GPU test program at once, each case a process of its own (what the
+  # kernels' correctness rests on, in the least wall time).
+  for t in "$bin"/test_*gpu "$bin"/test_runtime_launch; do
+    [[ -x $t ]] && step "$(basename "$t")" parallel_cases "$t" &
+  done
+  wait
+fi
 
 if [[ $what == quick || $what == all ]]; then
   for t in "$bin"/test_*gpu "$bin"/test_runtime_launch; do

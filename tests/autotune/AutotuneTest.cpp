@@ -14,8 +14,10 @@
 #include "TestData.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -244,6 +246,12 @@ struct Search {
 
 const lower::AttentionConfig *attentionOf(const lower::StageConfig &c) { return std::get_if<lower::AttentionConfig>(&c); }
 
+autotune::SearchOptions budgetOnly(double seconds) {
+  autotune::SearchOptions o;
+  o.budgetSeconds = seconds;
+  return o;
+}
+
 } // namespace
 
 TEST_CASE("search: the fastest candidate per stage, stage by stage; a tie keeps the rule's") {
@@ -280,6 +288,93 @@ TEST_CASE("search: the fastest candidate per stage, stage by stage; a tie keeps 
   for (const autotune::TunedStage &stage : flat.stages)
     CHECK(stage.best == 0);
   CHECK(flat.config == s.rule);
+}
+
+namespace {
+
+/// A fake module key: what an attention stage's kernels are built from (its
+/// lanes, vector width and chunks); the heavy-row threshold and segment
+/// length are launch parameters, as in the generated modules.
+std::string fakeModule(const lower::StageConfig &c) {
+  const auto *a = std::get_if<lower::AttentionConfig>(&c);
+  return a ? fmt::format("group {} vec {} chunks {}", a->group, a->vec, a->chunks) : "";
+}
+
+} // namespace
+
+TEST_CASE("search: one candidate of each set of modules first, then the rest by their modules' time; compiled first") {
+  Search s;
+  REQUIRE(s.spaces.size() >= 2);
+  // Modules "compile" one per wait of the search, in the reverse of the
+  // order the search meets them: it must take the compiled candidates
+  // first, and time one whose modules are not compiled only when nothing
+  // is compiling (the rule's, always timed first, excepted).
+  std::vector<std::string> toCompile; // in the order met; compiled from the back
+  for (const autotune::StageSpace &space : s.spaces)
+    for (const autotune::Candidate &c : space.kept)
+      if (std::find(toCompile.begin(), toCompile.end(), fakeModule(c.config)) == toCompile.end())
+        toCompile.push_back(fakeModule(c.config));
+  std::set<std::string> done;
+  autotune::SearchOptions options;
+  options.budgetSeconds = 1e9;
+  options.modulesOf = [&](const lower::PassConfig &c) {
+    std::vector<std::string> keys;
+    for (const lower::StageConfig &st : c.stages)
+      if (!fakeModule(st).empty())
+        keys.push_back(fakeModule(st));
+    return keys;
+  };
+  options.compiled = [&](const std::vector<std::string> &keys) {
+    return std::all_of(keys.begin(), keys.end(), [&](const std::string &k) { return done.count(k) > 0; });
+  };
+  int waits = 0;
+  options.waitForProgress = [&](double) {
+    ++waits;
+    if (toCompile.empty())
+      return false;
+    done.insert(toCompile.back());
+    toCompile.pop_back();
+    return true;
+  };
+  std::vector<lower::PassConfig> order; // as timed
+  std::vector<bool> compiledWhenTimed;
+  const autotune::TunedPass tuned = autotune::searchPass(
+      s.spaces, s.rule,
+      [&](const lower::PassConfig &c) {
+        order.push_back(c);
+        compiledWhenTimed.push_back(options.compiled(options.modulesOf(c)) || toCompile.empty());
+        return fakeMs(c);
+      },
+      [](const lower::PassConfig &) { return std::string(); }, [] { return 0.0; }, options);
+  CHECK(waits > 0);
+  size_t first = 0; // the stage's first timing in `order` (no budget: every candidate is timed)
+  for (const autotune::TunedStage &stage : tuned.stages) {
+    CAPTURE(stage.stage);
+    const size_t n = stage.timed.size();
+    REQUIRE(first + n <= order.size());
+    std::vector<std::string> met; // the stage's module sets in the order timed
+    std::map<std::string, double> setMs;
+    std::map<std::string, int> setSize;
+    for (size_t k = 0; k < n; ++k) {
+      met.push_back(fakeModule(order[first + k].stages[stage.stage]));
+      ++setSize[met.back()];
+      CHECK((k == 0 || compiledWhenTimed[first + k])); // only the rule's may compile in line
+    }
+    const size_t sets = setSize.size();
+    // The first `sets` timings cover every set once.
+    CHECK(std::set<std::string>(met.begin(), met.begin() + static_cast<long>(sets)).size() == sets);
+    for (size_t k = 0; k < sets; ++k)
+      setMs[met[k]] = fakeMs(order[first + k]);
+    // Then the set with the fastest first time among those with more to time.
+    std::string fastest;
+    for (const auto &[set, ms] : setMs)
+      if (setSize[set] > 1 && (fastest.empty() || ms < setMs[fastest]))
+        fastest = set;
+    if (n > sets)
+      CHECK(met[sets] == fastest);
+    first += n;
+  }
+  CHECK(first == order.size());
 }
 
 TEST_CASE("search: a candidate that fails or disagrees scores infinity with why; the search goes on") {
@@ -336,7 +431,7 @@ TEST_CASE("search: the budget is shared by the stages, past it the rest are unti
         clock += 1.0; // a second per timing
         return fakeMs(c);
       },
-      [](const lower::PassConfig &) { return std::string(); }, [&] { return clock; }, {budget});
+      [](const lower::PassConfig &) { return std::string(); }, [&] { return clock; }, budgetOnly(budget));
   for (const autotune::TunedStage &stage : tuned.stages) {
     int timed = 0, untimed = 0;
     for (const autotune::TimedCandidate &t : stage.timed) {

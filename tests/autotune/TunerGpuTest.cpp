@@ -1,14 +1,14 @@
 // The autotuner on the GPU: for each family (GCN's SpMM, SAGE max's
-// reduction, GATv2's attention) on three graphs, the search times the
-// candidates, the tuned config's results agree with the rule's within the
+// reduction, GATv2's attention) on three graphs, a whole layer's tuning
+// (kernels compiled beside the search) times the candidates, the tuned config's results agree with the rule's within the
 // check's 1e-4, and the winner is never slower than the rule's config.
 #include "autotune/Candidates.h"
 #include "autotune/GpuTimer.h"
+#include "autotune/TuneLayer.h"
 #include "autotune/Tuner.h"
 #include "graph/GraphSource.h"
 #include "layers/Library.h"
 #include "lower/Pipeline.h"
-#include "support/Stopwatch.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -42,15 +42,15 @@ TEST_CASE("tuned configs of every family agree with the rule's and are never slo
       const std::string what = fmt::format("{} on {}", c.layer, spec);
       CAPTURE(what);
       const lower::LoweredLayer l = layerOf(c.layer, c.aggr, c.dim, c.heads);
-      for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
-        const lower::PassConfig rule = exec::ruleConfig(l, pass, facts, {});
-        const auto spaces = autotune::candidateSpaces(l, pass, facts, {}, false);
-        autotune::GpuPassTimer timer(l, device, pass, rule, 1, 3);
-        timer.precompile(autotune::trialConfigs(spaces, rule));
-        const Stopwatch clock;
-        const autotune::TunedPass tuned = autotune::searchPass(
-            spaces, rule, [&](const lower::PassConfig &x) { return timer.time(x); },
-            [&](const lower::PassConfig &x) { return timer.check(x); }, [&] { return clock.seconds(); }, {30.0});
+      autotune::LayerTuneOptions options;
+      options.budgetSeconds = 30;
+      options.warmup = 1;
+      options.reps = 3;
+      // Both passes, their kernels compiled beside the search (Precompiler).
+      const autotune::TunedLayer layer = autotune::tuneLayer(l, device, facts, options);
+      CHECK(layer.compiling.failed == 0);
+      for (const autotune::TunedLayerPass &p : layer.passes) {
+        const autotune::TunedPass &tuned = p.tuned;
         for (const autotune::TunedStage &s : tuned.stages) {
           REQUIRE(s.ruleMs < autotune::kUntimed);
           CHECK(s.timed[s.best].ms <= s.ruleMs);
@@ -62,6 +62,7 @@ TEST_CASE("tuned configs of every family agree with the rule's and are never slo
           }
           CHECK(timed > 1);
         }
+        autotune::GpuPassTimer timer(l, device, p.pass, p.rule, 1, 3);
         CHECK(timer.check(tuned.config).empty());
       }
     }

@@ -1,0 +1,142 @@
+#include "autotune/Precompiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+
+namespace gnnjit::autotune {
+
+Precompiler::Precompiler(runtime::KernelCache &cache, runtime::CompileOptions options, unsigned threads)
+    : cache_(cache), options_(std::move(options)) {
+  const unsigned n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned k = 0; k < n; ++k)
+    threads_.emplace_back([this] { work(); });
+}
+
+Precompiler::~Precompiler() {
+  stop();
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  for (std::thread &t : threads_)
+    t.join();
+}
+
+std::vector<std::string> Precompiler::keysOf(const std::vector<runtime::Source> &sources) const {
+  std::vector<std::string> keys;
+  for (const runtime::Source &s : sources)
+    keys.push_back(cache_.key(s, options_));
+  return keys;
+}
+
+void Precompiler::enqueue(const std::vector<runtime::Source> &sources) {
+  const std::vector<std::string> keys = keysOf(sources);
+  {
+    std::lock_guard lock(mutex_);
+    for (size_t k = 0; k < sources.size(); ++k)
+      if (known_.insert(keys[k]).second) {
+        queue_.emplace_back(keys[k], sources[k]);
+        ++report_.queued;
+      }
+  }
+  changed_.notify_all();
+}
+
+bool Precompiler::compiled(const std::vector<std::string> &keys) const {
+  return std::all_of(keys.begin(), keys.end(), [&](const std::string &key) {
+    {
+      std::lock_guard lock(mutex_);
+      if (failed_.count(key))
+        return true;
+    }
+    return cache_.holds(key);
+  });
+}
+
+bool Precompiler::waitForProgress(double seconds) {
+  std::unique_lock lock(mutex_);
+  if (queue_.empty() && running_ == 0)
+    return false;
+  const size_t before = finished_;
+  changed_.wait_for(lock, std::chrono::duration<double>(seconds),
+                    [&] { return finished_ != before || (queue_.empty() && running_ == 0); });
+  return true;
+}
+
+void Precompiler::setDeadline(double seconds) {
+  {
+    std::lock_guard lock(mutex_);
+    deadline_ = seconds;
+  }
+  changed_.notify_all();
+}
+
+void Precompiler::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    report_.dropped += queue_.size();
+    queue_.clear();
+  }
+  changed_.notify_all();
+}
+
+Precompiler::Report Precompiler::report() const {
+  std::lock_guard lock(mutex_);
+  Report r = report_;
+  r.busySeconds = firstStart_ < 0 ? 0 : lastEnd_ - firstStart_;
+  return r;
+}
+
+bool Precompiler::mayStart() const {
+  const double mean = report_.compiled ? compileSecondsSum_ / static_cast<double>(report_.compiled) : 0;
+  return clock_.seconds() + mean <= deadline_;
+}
+
+void Precompiler::work() {
+  for (;;) {
+    std::pair<std::string, runtime::Source> job;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_)
+        return;
+      if (!mayStart()) { // too late to finish: what is left would only delay the end
+        report_.dropped += queue_.size();
+        queue_.clear();
+        changed_.notify_all();
+        continue;
+      }
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+      if (firstStart_ < 0)
+        firstStart_ = clock_.seconds();
+    }
+    const double start = clock_.seconds();
+    const bool held = cache_.holds(job.first);
+    bool ok = true;
+    try {
+      ok = static_cast<bool>(cache_.tryCompile(job.second, options_));
+    } catch (const std::exception &) {
+      ok = false; // timing the candidate compiles it again and reports why
+    }
+    {
+      std::lock_guard lock(mutex_);
+      --running_;
+      ++finished_;
+      lastEnd_ = clock_.seconds();
+      if (!ok) {
+        failed_.insert(job.first);
+        ++report_.failed;
+      } else if (!held) { // a cache hit says nothing of how long a compile takes
+        ++report_.compiled;
+        compileSecondsSum_ += lastEnd_ - start;
+      }
+    }
+    changed_.notify_all();
+  }
+}
+
+} // namespace gnnjit::autotune
