@@ -1,6 +1,7 @@
 #include "autotune/TuneLayer.h"
 
 #include "autotune/GpuTimer.h"
+#include "support/Error.h"
 #include "support/Stopwatch.h"
 
 #include <algorithm>
@@ -14,6 +15,8 @@ namespace gnnjit::autotune {
 double TunedLayerPass::ruleMs() const { return tuned.stages.empty() ? kUntimed : tuned.stages.front().ruleMs; }
 
 double TunedLayerPass::tunedMs() const {
+  if (tuned.config == rule)
+    return ruleMs(); // the same kernels; a later stage's timing of them is only noise
   // Each stage is timed with the earlier ones at their best, so the last
   // stage's winner is the whole tuned pass; a variant replaces it when faster.
   double ms = tuned.stages.empty() || tuned.stages.back().timed.empty()
@@ -98,14 +101,29 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
   for (const TunedLayerPass &p : out.passes)
     compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, p.rule));
   const CandidateFeeder feeder(lowered, graph.host(), out.passes, variants, compiler);
-  const double allShares = shares[0] + shares[1];
-  double ends = 0;
   for (size_t k = 0; k < passes.size(); ++k) {
     TunedLayerPass &p = out.passes[k];
-    ends = k + 1 == passes.size() ? options.budgetSeconds : ends + options.budgetSeconds * shares[k] / allShares;
+    if (clock.seconds() >= options.budgetSeconds) {
+      // No time for this pass's rule either: its stages keep the rule,
+      // untimed (the search starts nothing past its budget).
+      const auto unreachable = [](const lower::PassConfig &) -> double {
+        throwInternalError("a pass searched past its budget was timed");
+      };
+      SearchOptions none;
+      none.budgetSeconds = options.budgetSeconds;
+      p.tuned = searchPass(
+          p.spaces, p.rule, unreachable, [](const lower::PassConfig &) { return std::string(); },
+          [&] { return clock.seconds(); }, none, variants[k]);
+      continue;
+    }
     GpuPassTimer timer(lowered, graph, p.pass, p.rule, options.warmup, options.reps, options.cache);
+    // The pass's part of what is left once its rule runs (its kernels
+    // compiled first): the forward's setup waits for NVRTC, which the
+    // backward's, later, seldom does.
+    const double now = clock.seconds(), left = std::max(0.0, options.budgetSeconds - now);
     SearchOptions search;
-    search.budgetSeconds = ends;
+    search.budgetSeconds =
+        k + 1 == passes.size() ? options.budgetSeconds : now + left * shares[k] / (shares[k] + shares[k + 1]);
     search.modulesOf = [&](const lower::PassConfig &c) { return compiler.keysOf(timer.sources(c)); };
     search.compiled = [&](const std::vector<std::string> &keys) { return compiler.compiled(keys); };
     search.waitForProgress = [&](double seconds) { return compiler.waitForProgress(seconds); };

@@ -3,10 +3,11 @@
 // compile on the host's cores from the start (the rules' first, then each
 // pass's candidates in the order the search meets them) while the search
 // times the compiled ones on the GPU. One time budget covers it all, from
-// the call to the last candidate started (each pass's part by its count of
-// stages and variants): no candidate and no compile starts past it, though
-// each stage's rule config is still timed. What `gnnjit tune` and
-// bench_autotune run; recording the winners is the caller's.
+// the call to the last candidate timed (each pass's part by its count of
+// stages and variants): no candidate, rule or compile starts unless it is
+// expected to end within it (a pass with no time left keeps the rule,
+// untimed). What `gnnjit tune` and bench_autotune run; recording the
+// winners is the caller's.
 #pragma once
 
 #include "autotune/Candidates.h"

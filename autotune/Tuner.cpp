@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 
 namespace gnnjit::autotune {
 
@@ -24,12 +25,14 @@ TimedCandidate timeOne(const Candidate &candidate, const lower::PassConfig &conf
   return t;
 }
 
-/// The order a stage's candidates (after the rule's, index 0) are due in:
-/// one of each distinct set of modules first, in the space's order; the
-/// rest once those are timed (nextDue), by their modules' best time.
+/// The order a stage's candidates (after the rule's, index 0) are taken
+/// in: of those whose modules are compiled, one of each distinct set of
+/// modules first (the kernels' shapes), in the space's order; then the
+/// others (the same kernels under other launch parameters), those of the
+/// fastest modules so far first.
 class StageOrder {
 public:
-  StageOrder(const std::vector<std::vector<std::string>> &modules) : group_(modules.size()) {
+  explicit StageOrder(const std::vector<std::vector<std::string>> &modules) : group_(modules.size()) {
     for (size_t c = 0; c < modules.size(); ++c) {
       group_[c] = c;
       for (size_t e = 0; e < c; ++e)
@@ -38,27 +41,60 @@ public:
           break;
         }
       if (c > 0)
-        (group_[c] == c ? due_ : later_).push_back(c);
+        (group_[c] == c ? firsts_ : others_).push_back(c);
     }
   }
-  std::vector<size_t> &due() { return due_; }
-  /// Moves the rest into due, fastest modules first (by the times so far).
-  bool nextDue(const std::vector<TimedCandidate> &timed) {
-    if (later_.empty())
-      return false;
+  bool empty() const { return firsts_.empty() && others_.empty(); }
+  /// The next candidate `ready` accepts, taken out; none when none is.
+  std::optional<size_t> takeReady(const std::function<bool(size_t)> &ready, const std::vector<TimedCandidate> &timed) {
+    if (auto c = take(firsts_, ready))
+      return c;
     std::vector<double> groupMs(timed.size(), kUntimed);
     for (size_t c = 0; c < timed.size(); ++c)
       groupMs[group_[c]] = std::min(groupMs[group_[c]], timed[c].ms);
-    std::stable_sort(later_.begin(), later_.end(),
+    std::stable_sort(others_.begin(), others_.end(),
                      [&](size_t a, size_t b) { return groupMs[group_[a]] < groupMs[group_[b]]; });
-    due_ = std::move(later_);
-    later_.clear();
-    return true;
+    return take(others_, ready);
+  }
+  /// The next in order, ready or not.
+  size_t takeNext() {
+    return *take(firsts_.empty() ? others_ : firsts_, [](size_t) { return true; });
   }
 
 private:
+  static std::optional<size_t> take(std::vector<size_t> &list, const std::function<bool(size_t)> &ready) {
+    const auto it = std::find_if(list.begin(), list.end(), ready);
+    if (it == list.end())
+      return std::nullopt;
+    const size_t c = *it;
+    list.erase(it);
+    return c;
+  }
+
   std::vector<size_t> group_; ///< the first candidate with the same modules
-  std::vector<size_t> due_, later_;
+  std::vector<size_t> firsts_, others_;
+};
+
+/// Seconds a timing took in this pass, on average: whether one more still
+/// ends in time.
+class TimingCost {
+public:
+  explicit TimingCost(const Elapsed &elapsed) : elapsed_(elapsed) {}
+  double expected() const { return count_ ? sum_ / count_ : 0; }
+  bool endsBy(double deadline) const { return elapsed_() + expected() <= deadline; }
+  TimedCandidate time(const Candidate &candidate, const lower::PassConfig &config, const PassTimer &timer,
+                      const PassCheck &check, bool isRule) {
+    const double began = elapsed_();
+    TimedCandidate t = timeOne(candidate, config, timer, check, isRule);
+    sum_ += elapsed_() - began;
+    ++count_;
+    return t;
+  }
+
+private:
+  const Elapsed &elapsed_;
+  double sum_ = 0;
+  int count_ = 0;
 };
 
 } // namespace
@@ -72,6 +108,7 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
   // is left of the budget when it starts, so a stage with many candidates
   // cannot leave the later ones only their rule's time.
   const size_t shares = spaces.size() + (variants.empty() ? 0 : 1);
+  TimingCost cost(elapsed);
   for (size_t k = 0; k < spaces.size(); ++k) {
     const StageSpace &space = spaces[k];
     const double start = elapsed();
@@ -92,26 +129,24 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
       tuned.stages.push_back(std::move(stage));
       continue;
     }
-    // The rule's config is always timed: it is what tuning must beat.
-    stage.timed[0] = timeOne(space.kept[0], trials[0], time, check, true);
+    // The rule's config first: it is what tuning must beat (past the
+    // budget the stage keeps the rule, untimed, and nothing is recorded).
+    if (!cost.endsBy(options.budgetSeconds)) {
+      tuned.stages.push_back(std::move(stage));
+      continue;
+    }
+    stage.timed[0] = cost.time(space.kept[0], trials[0], time, check, true);
     stage.ruleMs = stage.timed[0].ms;
     StageOrder order(modules);
     const auto ready = [&](size_t c) { return !options.compiled || options.compiled(modules[c]); };
-    for (;;) {
-      std::vector<size_t> &due = order.due();
-      if (due.empty() && !order.nextDue(stage.timed))
-        break;
-      if (elapsed() > deadline)
-        break;
-      auto pick = std::find_if(due.begin(), due.end(), ready);
-      if (pick == due.end()) {
+    while (!order.empty() && cost.endsBy(deadline)) {
+      std::optional<size_t> c = order.takeReady(ready, stage.timed);
+      if (!c) {
         if (options.waitForProgress && options.waitForProgress(std::max(0.0, deadline - elapsed())))
           continue; // something compiled, or the time is up: look again
-        pick = due.begin(); // nothing compiling: timing compiles it
+        c = order.takeNext(); // nothing compiling: timing compiles it
       }
-      const size_t c = *pick;
-      due.erase(pick);
-      stage.timed[c] = timeOne(space.kept[c], trials[c], time, check, false);
+      stage.timed[*c] = cost.time(space.kept[*c], trials[*c], time, check, false);
     }
     for (size_t c = 1; c < n; ++c)
       if (stage.timed[c].ms < stage.timed[stage.best].ms)
@@ -121,18 +156,20 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
   }
   if (variants.empty())
     return tuned;
-  // The winners together, then each pass variant of them; the fastest stays.
-  tuned.stagesMs = timeOne({}, tuned.config, time, check, true).ms;
+  // The winners together, then each pass variant of them; the fastest
+  // stays. Each only when it ends within the budget.
+  if (cost.endsBy(options.budgetSeconds))
+    tuned.stagesMs = cost.time({}, tuned.config, time, check, true).ms;
   lower::PassConfig best = tuned.config;
   double bestMs = tuned.stagesMs;
   for (const PassVariant &v : variants) {
     const lower::PassConfig trial = v.apply(tuned.config);
     const Candidate candidate{trial.stages.empty() ? lower::StageConfig{} : trial.stages.front(), v.label};
-    if (elapsed() > options.budgetSeconds) {
+    if (tuned.stagesMs == kUntimed || !cost.endsBy(options.budgetSeconds)) {
       tuned.variants.push_back({candidate, kUntimed, "not timed: the tuning budget was spent"});
       continue;
     }
-    tuned.variants.push_back(timeOne(candidate, trial, time, check, false));
+    tuned.variants.push_back(cost.time(candidate, trial, time, check, false));
     if (tuned.variants.back().ms < bestMs) {
       bestMs = tuned.variants.back().ms;
       best = trial;

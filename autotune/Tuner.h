@@ -2,19 +2,22 @@
 // (coordinate descent from the rule's config), every candidate of the stage
 // is checked against the rule's results and timed with the other stages at
 // their best so far; the fastest wins, the rule's config unless another is
-// faster, so tuning is never slower than the rule. Within a stage, one
-// candidate of each distinct set of kernel modules is timed first (the
-// kernels' shape), then the others (the same kernels under other launch
-// parameters), those of the fastest modules first; among those due, the
-// ones whose modules are compiled go first, so the search times while the
-// rest compile. A candidate that throws
+// faster, so tuning is never slower than the rule. Within a stage, only
+// candidates whose modules are compiled are timed while others compile
+// (the search waits when none is); of those, one of each distinct set of
+// kernel modules first (the kernels' shape), then the others (the same
+// kernels under other launch parameters), those of the fastest modules
+// first. A candidate that throws
 // (fails to compile or launch) or disagrees with the rule scores infinity
 // with the reason, and the search goes on. The time budget is shared: each
 // stage (and the pass variants, as one more) may start candidates for an
-// equal part of what is left when it begins; past its part, the rest of its
-// candidates are reported untimed (each stage's rule config is still timed:
-// it is what tuning must beat). The timer and the check are given:
-// on the GPU, CUDA events and a comparison of outputs; in tests, fakes.
+// equal part of what is left when it begins, and starts one only when it
+// would end within that part (by the mean time a timing took so far);
+// the rest are reported untimed. Each stage's rule config is timed first
+// whenever it ends within the whole budget: it is what tuning must beat (a
+// stage whose rule is not timed keeps it, and nothing is recorded). The
+// timer and the check are given: on the GPU, CUDA events and a comparison
+// of outputs; in tests, fakes.
 #pragma once
 
 #include "autotune/Candidates.h"

@@ -44,6 +44,7 @@ GraphFacts graphFacts(const graph::Graph &graph) {
   facts.in = DegreeFacts::of(stats.in);
   facts.out = DegreeFacts::of(stats.out);
   facts.local = stats.avgEdgeSpan <= static_cast<double>(stats.nodes) / 64.0;
+  facts.nodes = stats.nodes;
   return facts;
 }
 

@@ -35,6 +35,7 @@ struct GraphFacts {
   /// nodes, as on meshes and road grids): gathered rows then share cache
   /// lines and pages, and small groups per row pay off.
   bool local = false;
+  int64_t nodes = 0; ///< rows of the aggregation; 0 when not known (export)
 };
 GraphFacts graphFacts(const graph::Graph &graph);
 

@@ -224,6 +224,30 @@ TEST_CASE("candidates: the rule's first, each family's own space, pruned by the 
     }
 }
 
+TEST_CASE("candidates: splitting typical rows is pruned only when the rows fill the GPU") {
+  const lower::LoweredLayer l = libraryLayer("gatv2", 32, 4);
+  const auto splitsTypical = [&](int64_t nodes) {
+    exec::GraphFacts facts = skewedFacts(100, 100000);
+    facts.nodes = nodes;
+    int kept = 0, pruned = 0;
+    for (const autotune::StageSpace &s : autotune::candidateSpaces(l, lower::Pass::Forward, facts, {}, false)) {
+      for (const autotune::Candidate &c : s.kept)
+        if (const auto *a = std::get_if<lower::AttentionConfig>(&c.config); a && a->heavyThreshold == 32)
+          ++kept;
+      for (const autotune::PrunedCandidate &p : s.pruned)
+        pruned += p.why.find("splits typical rows") != std::string::npos ? 1 : 0;
+    }
+    return std::pair{kept, pruned};
+  };
+  // tolokers-like: 11,758 rows of a warp each are under two waves of an H200.
+  CHECK(splitsTypical(11758).first > 0);
+  CHECK(splitsTypical(11758).second == 0);
+  // Four million rows fill it many times over; so do rows of unknown count.
+  CHECK(splitsTypical(1 << 22).first == 0);
+  CHECK(splitsTypical(1 << 22).second > 0);
+  CHECK(splitsTypical(0).second > 0);
+}
+
 namespace {
 
 /// A fake pass time: each attention stage costs 10 / its group (wider
@@ -302,79 +326,83 @@ std::string fakeModule(const lower::StageConfig &c) {
 
 } // namespace
 
-TEST_CASE("search: one candidate of each set of modules first, then the rest by their modules' time; compiled first") {
-  Search s;
-  REQUIRE(s.spaces.size() >= 2);
-  // Modules "compile" one per wait of the search, in the reverse of the
-  // order the search meets them: it must take the compiled candidates
-  // first, and time one whose modules are not compiled only when nothing
-  // is compiling (the rule's, always timed first, excepted).
-  std::vector<std::string> toCompile; // in the order met; compiled from the back
-  for (const autotune::StageSpace &space : s.spaces)
-    for (const autotune::Candidate &c : space.kept)
-      if (std::find(toCompile.begin(), toCompile.end(), fakeModule(c.config)) == toCompile.end())
-        toCompile.push_back(fakeModule(c.config));
-  std::set<std::string> done;
+TEST_CASE("search: compiled candidates first, one per set of modules before the others, fastest modules first") {
+  const lower::LoweredLayer layer = libraryLayer("transformer", 32, 4);
+  const exec::GraphFacts facts = skewedFacts(8, 1000);
+  const lower::PassConfig rule = exec::ruleConfig(layer, lower::Pass::Forward, facts, {});
+  const auto spaces = autotune::candidateSpaces(layer, lower::Pass::Forward, facts, {}, false);
+  REQUIRE(spaces.size() == 1);
+  const autotune::StageSpace &space = spaces[0];
+  const size_t stage = space.stage;
+  // Module sets, and each set's first candidate (the rest share its kernels).
+  std::map<std::string, size_t> firstOf;
+  for (size_t c = 0; c < space.kept.size(); ++c)
+    firstOf.emplace(fakeModule(space.kept[c].config), c);
+  REQUIRE(firstOf.size() > 2);
+  REQUIRE(space.kept.size() > firstOf.size() + 2);
+  // The rule's modules are compiled (it ran first); the others compile one
+  // per wait of the search, in the reverse of the space's order.
+  std::set<std::string> done{fakeModule(space.rule.config)};
+  std::vector<std::string> toCompile;
+  for (const autotune::Candidate &c : space.kept)
+    if (!done.count(fakeModule(c.config)) &&
+        std::find(toCompile.begin(), toCompile.end(), fakeModule(c.config)) == toCompile.end())
+      toCompile.insert(toCompile.begin(), fakeModule(c.config));
+  std::set<std::string> timedConfigs;
+  std::map<std::string, double> setMs; // the best time of each set so far
+  const auto untimed = [&](bool firstsOnly) {
+    std::vector<size_t> out;
+    for (size_t c = 1; c < space.kept.size(); ++c)
+      if (!timedConfigs.count(autotune::configJson(space.kept[c].config).dump()) &&
+          (!firstsOnly || firstOf[fakeModule(space.kept[c].config)] == c))
+        out.push_back(c);
+    return out;
+  };
+  const auto ready = [&](size_t c) { return done.count(fakeModule(space.kept[c].config)) > 0; };
   autotune::SearchOptions options;
   options.budgetSeconds = 1e9;
-  options.modulesOf = [&](const lower::PassConfig &c) {
-    std::vector<std::string> keys;
-    for (const lower::StageConfig &st : c.stages)
-      if (!fakeModule(st).empty())
-        keys.push_back(fakeModule(st));
-    return keys;
-  };
-  options.compiled = [&](const std::vector<std::string> &keys) {
-    return std::all_of(keys.begin(), keys.end(), [&](const std::string &k) { return done.count(k) > 0; });
-  };
+  options.modulesOf = [&](const lower::PassConfig &c) { return std::vector<std::string>{fakeModule(c.stages[stage])}; };
+  options.compiled = [&](const std::vector<std::string> &keys) { return done.count(keys.at(0)) > 0; };
   int waits = 0;
   options.waitForProgress = [&](double) {
     ++waits;
+    for (size_t c : untimed(false))
+      CHECK_FALSE(ready(c)); // never waits while something compiled is untimed
     if (toCompile.empty())
       return false;
     done.insert(toCompile.back());
     toCompile.pop_back();
     return true;
   };
-  std::vector<lower::PassConfig> order; // as timed
-  std::vector<bool> compiledWhenTimed;
-  const autotune::TunedPass tuned = autotune::searchPass(
-      s.spaces, s.rule,
-      [&](const lower::PassConfig &c) {
-        order.push_back(c);
-        compiledWhenTimed.push_back(options.compiled(options.modulesOf(c)) || toCompile.empty());
-        return fakeMs(c);
+  int timings = 0;
+  autotune::searchPass(
+      spaces, rule,
+      [&](const lower::PassConfig &config) {
+        const std::string set = fakeModule(config.stages[stage]);
+        if (timings++ > 0) { // the rule's is always first
+          CHECK(done.count(set) > 0);
+          const size_t c = static_cast<size_t>(
+              std::find_if(space.kept.begin(), space.kept.end(),
+                           [&](const autotune::Candidate &k) { return k.config == config.stages[stage]; }) -
+              space.kept.begin());
+          REQUIRE(c < space.kept.size());
+          const bool first = firstOf[set] == c;
+          if (!first) { // no compiled set is left untried, and no ready set is faster
+            for (size_t f : untimed(true))
+              CHECK_FALSE(ready(f));
+            for (size_t o : untimed(false))
+              if (ready(o) && setMs.count(fakeModule(space.kept[o].config)))
+                CHECK(setMs[set] <= setMs[fakeModule(space.kept[o].config)]);
+          }
+        }
+        timedConfigs.insert(autotune::configJson(config.stages[stage]).dump());
+        const double ms = fakeMs(config);
+        setMs[set] = setMs.count(set) ? std::min(setMs[set], ms) : ms;
+        return ms;
       },
       [](const lower::PassConfig &) { return std::string(); }, [] { return 0.0; }, options);
   CHECK(waits > 0);
-  size_t first = 0; // the stage's first timing in `order` (no budget: every candidate is timed)
-  for (const autotune::TunedStage &stage : tuned.stages) {
-    CAPTURE(stage.stage);
-    const size_t n = stage.timed.size();
-    REQUIRE(first + n <= order.size());
-    std::vector<std::string> met; // the stage's module sets in the order timed
-    std::map<std::string, double> setMs;
-    std::map<std::string, int> setSize;
-    for (size_t k = 0; k < n; ++k) {
-      met.push_back(fakeModule(order[first + k].stages[stage.stage]));
-      ++setSize[met.back()];
-      CHECK((k == 0 || compiledWhenTimed[first + k])); // only the rule's may compile in line
-    }
-    const size_t sets = setSize.size();
-    // The first `sets` timings cover every set once.
-    CHECK(std::set<std::string>(met.begin(), met.begin() + static_cast<long>(sets)).size() == sets);
-    for (size_t k = 0; k < sets; ++k)
-      setMs[met[k]] = fakeMs(order[first + k]);
-    // Then the set with the fastest first time among those with more to time.
-    std::string fastest;
-    for (const auto &[set, ms] : setMs)
-      if (setSize[set] > 1 && (fastest.empty() || ms < setMs[fastest]))
-        fastest = set;
-    if (n > sets)
-      CHECK(met[sets] == fastest);
-    first += n;
-  }
-  CHECK(first == order.size());
+  CHECK(timings == static_cast<int>(space.kept.size())); // no budget: all
 }
 
 TEST_CASE("search: a candidate that fails or disagrees scores infinity with why; the search goes on") {
@@ -419,11 +447,12 @@ TEST_CASE("search: the budget is shared by the stages, past it the rest are unti
   REQUIRE(s.spaces.size() >= 2);
   for (const autotune::StageSpace &space : s.spaces)
     REQUIRE(space.kept.size() > 2);
-  // A second per timing and a budget of 2 s per stage less half a second:
-  // each stage's share ends between 1.5 and 2 s after it starts, so each
-  // times its rule and one candidate (a budget spent by the first stage
-  // would leave the others their rule only).
-  const double budget = 2.0 * static_cast<double>(s.spaces.size()) - 0.5;
+  // A second per timing and a budget of 2 s per stage and half a second:
+  // each stage's share ends between 2 and 2.5 s after it starts, so each
+  // times its rule and one candidate, and starts no second one, which would
+  // end past its share (a budget spent by the first stage would leave the
+  // others their rule only).
+  const double budget = 2.0 * static_cast<double>(s.spaces.size()) + 0.5;
   double clock = 0;
   const autotune::TunedPass tuned = autotune::searchPass(
       s.spaces, s.rule,
