@@ -6,12 +6,11 @@
 // issue's goals (tuned within 5 % of the exhaustive best, never slower than
 // the rule, tuning in <= 3 s).
 #include "BenchSupport.h"
+#include "LayerSpec.h"
 
 #include "autotune/TuneLayer.h"
 #include "codegen/Version.h"
 #include "exec/Tuning.h"
-#include "layers/Library.h"
-#include "lower/Pipeline.h"
 #include "runtime/Device.h"
 
 #include <CLI/CLI.hpp>
@@ -40,37 +39,6 @@ struct Options {
   std::string jsonPath;
 };
 
-struct LayerSpec {
-  std::string name, aggregation;
-  int64_t heads = 1;
-};
-
-LayerSpec parseLayer(const std::string &spec) {
-  LayerSpec l;
-  std::string rest = spec;
-  if (const size_t slash = rest.find('/'); slash != std::string::npos) {
-    l.heads = std::stoll(rest.substr(slash + 1));
-    rest = rest.substr(0, slash);
-  }
-  if (const size_t colon = rest.find(':'); colon != std::string::npos) {
-    l.aggregation = rest.substr(colon + 1);
-    rest = rest.substr(0, colon);
-  }
-  l.name = rest;
-  return l;
-}
-
-lower::LoweredLayer lowered(const LayerSpec &spec, int64_t width, int64_t &dim) {
-  layers::LayerOptions o;
-  dim = std::max<int64_t>(1, width / spec.heads); // features per head: F = heads x dim
-  o.dim = dim;
-  if (!spec.aggregation.empty())
-    o.aggregation = spec.aggregation;
-  if (layers::takes(layers::findLayer(spec.name), layers::Knob::Heads))
-    o.heads = spec.heads;
-  return lower::lowerLayer(layers::buildLayer(spec.name, o));
-}
-
 /// Each stage's winner, "rule" where it is the rule's config.
 std::string winners(const autotune::TunedLayerPass &p) {
   std::string out;
@@ -92,9 +60,9 @@ struct Goals {
 };
 
 void runCase(const Options &o, const std::string &spec, const graph::Graph &g, exec::DeviceGraph &device,
-             const LayerSpec &layer, int64_t width, Goals &goals, std::ofstream *json) {
+             const bench::LayerSpec &layer, int64_t width, Goals &goals, std::ofstream *json) {
   int64_t dim = 0;
-  const lower::LoweredLayer l = lowered(layer, width, dim);
+  const lower::LoweredLayer l = bench::lowered(layer, width, dim);
   const exec::GraphFacts facts = exec::graphFacts(g);
   // A new (graph, layer, width) as a user meets it: no kernel compiled yet,
   // in memory or on disk (unless --warm-cache). The exhaustive search then
@@ -197,7 +165,7 @@ int main(int argc, char **argv) {
     for (const std::string &layerSpec : o.layers)
       for (int64_t width : o.widths) {
         try {
-          runCase(o, spec, g, device, parseLayer(layerSpec), width, goals, json.is_open() ? &json : nullptr);
+          runCase(o, spec, g, device, bench::parseLayer(layerSpec), width, goals, json.is_open() ? &json : nullptr);
         } catch (const std::exception &e) {
           std::printf("%-28s %-10s %4lld failed: %s\n", spec.c_str(), layerSpec.c_str(), (long long)width, e.what());
         }

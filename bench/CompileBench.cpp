@@ -4,24 +4,22 @@
 // on N threads. Prints, per case, the module count, the mean and longest
 // single compile and the wall time at each thread count: what bounds the
 // tuning budget before any kernel is timed.
+#include "LayerSpec.h"
+
 #include "autotune/Candidates.h"
 #include "exec/KernelSource.h"
 #include "exec/Program.h"
 #include "exec/Tuning.h"
 #include "graph/Graph.h"
 #include "graph/GraphSource.h"
-#include "layers/Library.h"
-#include "lower/Pipeline.h"
 #include "runtime/Compile.h"
 #include "support/Stopwatch.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <llvm/Support/Parallel.h>
 #include <llvm/Support/ThreadPool.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <map>
 #include <thread>
@@ -37,26 +35,6 @@ struct Options {
   std::vector<unsigned> threads = {1, 0}; ///< 0: every core
   bool exhaustive = false;
 };
-
-lower::LoweredLayer lowered(const std::string &spec, int64_t width) {
-  std::string name = spec, aggregation;
-  int64_t heads = 1;
-  if (const size_t slash = name.find('/'); slash != std::string::npos) {
-    heads = std::stoll(name.substr(slash + 1));
-    name = name.substr(0, slash);
-  }
-  if (const size_t colon = name.find(':'); colon != std::string::npos) {
-    aggregation = name.substr(colon + 1);
-    name = name.substr(0, colon);
-  }
-  layers::LayerOptions o;
-  o.dim = std::max<int64_t>(1, width / heads);
-  if (!aggregation.empty())
-    o.aggregation = aggregation;
-  if (layers::takes(layers::findLayer(name), layers::Knob::Heads))
-    o.heads = heads;
-  return lower::lowerLayer(layers::buildLayer(name, o));
-}
 
 /// Every distinct module the kept candidates of both passes need, in the
 /// order the tuner meets them.
@@ -124,7 +102,9 @@ int main(int argc, char **argv) {
     const exec::GraphFacts facts = exec::graphFacts(g);
     for (const std::string &layer : o.layers)
       for (int64_t width : o.widths) {
-        const std::vector<runtime::Source> sources = candidateModules(lowered(layer, width), facts, o.exhaustive);
+        int64_t dim = 0;
+        const std::vector<runtime::Source> sources =
+            candidateModules(bench::lowered(bench::parseLayer(layer), width, dim), facts, o.exhaustive);
         std::printf("%-28s %-10s %4lld %7zu", spec.c_str(), layer.c_str(), (long long)width, sources.size());
         CompileTimes last;
         for (unsigned n : o.threads) {
