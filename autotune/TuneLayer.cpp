@@ -71,38 +71,13 @@ private:
   std::thread thread_;
 };
 
-} // namespace
-
-TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const exec::GraphFacts &facts,
-                     const LayerTuneOptions &options) {
-  const Stopwatch clock;
-  TunedLayer out;
-  constexpr std::array passes{lower::Pass::Forward, lower::Pass::Backward};
-  std::array<std::vector<PassVariant>, passes.size()> variants;
-  std::array<double, passes.size()> shares{}; // a pass's stages, and its variants as one more
+/// Each pass's search in turn, timing on the GPU what `compiler` has
+/// compiled; a pass begun past the budget keeps the rule, untimed.
+void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const LayerTuneOptions &options,
+                  const Stopwatch &clock, const std::array<std::vector<PassVariant>, 2> &variants,
+                  const std::array<double, 2> &shares, Precompiler &compiler, std::vector<TunedLayerPass> &passes) {
   for (size_t k = 0; k < passes.size(); ++k) {
-    TunedLayerPass &p = out.passes.emplace_back();
-    p.pass = passes[k];
-    p.rule = exec::ruleConfig(lowered, p.pass, facts, exec::RuleOptions{});
-    p.spaces = candidateSpaces(lowered, p.pass, facts, exec::RuleOptions{}, options.exhaustive);
-    variants[k] = passVariants(p.pass, p.rule);
-    shares[k] = static_cast<double>(p.spaces.size() + (variants[k].empty() ? 0 : 1));
-  }
-  // The graph's lazily built parts, built here before two threads plan.
-  (void)graph.host().stats();
-  (void)graph.host().outgoing();
-  // Every module compiles from now on, the rules' first; none starts once
-  // it could not finish within the budget.
-  exec::RunnerOptions runnerDefaults; // what the timer's runners use but for the configs
-  runnerDefaults.cache = options.cache;
-  { // the compiles and the planning thread end within the timed wall
-  Precompiler compiler(exec::kernelCacheOf(runnerDefaults), exec::compileOptionsOf(runnerDefaults));
-  compiler.setDeadline(options.budgetSeconds);
-  for (const TunedLayerPass &p : out.passes)
-    compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, p.rule));
-  const CandidateFeeder feeder(lowered, graph.host(), out.passes, variants, compiler);
-  for (size_t k = 0; k < passes.size(); ++k) {
-    TunedLayerPass &p = out.passes[k];
+    TunedLayerPass &p = passes[k];
     if (clock.seconds() >= options.budgetSeconds) {
       // No time for this pass's rule either: its stages keep the rule,
       // untimed (the search starts nothing past its budget).
@@ -132,9 +107,42 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
         [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); }, search,
         variants[k]);
   }
-  compiler.stop();
-  out.compiling = compiler.report();
+}
+
+} // namespace
+
+TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const exec::GraphFacts &facts,
+                     const LayerTuneOptions &options) {
+  const Stopwatch clock;
+  TunedLayer out;
+  constexpr std::array passes{lower::Pass::Forward, lower::Pass::Backward};
+  std::array<std::vector<PassVariant>, passes.size()> variants;
+  std::array<double, passes.size()> shares{}; // a pass's stages, and its variants as one more
+  for (size_t k = 0; k < passes.size(); ++k) {
+    TunedLayerPass &p = out.passes.emplace_back();
+    p.pass = passes[k];
+    p.rule = exec::ruleConfig(lowered, p.pass, facts, exec::RuleOptions{});
+    p.spaces = candidateSpaces(lowered, p.pass, facts, exec::RuleOptions{}, options.exhaustive);
+    variants[k] = passVariants(p.pass, p.rule);
+    shares[k] = static_cast<double>(p.spaces.size() + (variants[k].empty() ? 0 : 1));
   }
+  // The graph's lazily built parts, built here before two threads plan.
+  (void)graph.host().stats();
+  (void)graph.host().outgoing();
+  // Every module compiles from now on, the rules' first; none starts once
+  // it could not finish within the budget.
+  exec::RunnerOptions runnerDefaults; // what the timer's runners use but for the configs
+  runnerDefaults.cache = options.cache;
+  {
+    Precompiler compiler(exec::kernelCacheOf(runnerDefaults), exec::compileOptionsOf(runnerDefaults));
+    compiler.setDeadline(options.budgetSeconds);
+    for (const TunedLayerPass &p : out.passes)
+      compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, p.rule));
+    const CandidateFeeder feeder(lowered, graph.host(), out.passes, variants, compiler);
+    searchPasses(lowered, graph, options, clock, variants, shares, compiler, out.passes);
+    compiler.stop();
+    out.compiling = compiler.report();
+  } // the compiles under way and the planning thread end here, within the timed wall
   out.seconds = clock.seconds();
   return out;
 }
