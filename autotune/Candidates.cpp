@@ -5,9 +5,11 @@
 #include "exec/Program.h"
 
 #include <fmt/format.h>
+#include <llvm/Support/Parallel.h>
 
 #include <algorithm>
 #include <exception>
+#include <map>
 #include <set>
 
 namespace gnnjit::autotune {
@@ -143,37 +145,62 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
     }
     const bool over = llvm::cast<dsl::Aggregate>(stages[k].aggregate.get())->over() == dsl::Over::OutEdges;
     const exec::DegreeFacts &degrees = over ? facts.out : facts.in;
-    std::set<std::string> seen, plans;
+    // The distinct configs the model keeps, planned in parallel (planning
+    // and emitting is the cost here: over a millisecond each), then kept in
+    // order unless their kernels repeat an earlier candidate's.
+    std::set<std::string> seen;
+    std::vector<Candidate> toPlan;
     for (const StageConfig &c : configs) {
-      const StageConfig n = normalized(c);
-      if (!seen.insert(configJson(n).dump()).second)
+      if (!seen.insert(configJson(normalized(c)).dump()).second)
         continue;
-      Candidate candidate{c, configLabel(c)};
+      Candidate candidate(c, configLabel(c));
       const bool isRule = &c == &configs.front();
       if (!isRule && !exhaustive)
         if (std::string why = hopeless(c, degrees, facts.nodes, stages[k].aggregate->shape().size()); !why.empty()) {
           space.pruned.push_back({candidate, why});
           continue;
         }
+      toPlan.push_back(std::move(candidate));
+    }
+    struct Planned {
+      std::string plan; ///< what runs: the steps and every module's source
+      std::vector<codegen::GeneratedModule> modules;
+      std::string refused;
+    };
+    std::vector<Planned> planned(toPlan.size());
+    llvm::parallelForEachN(0, toPlan.size(), [&](size_t i) {
       lower::PassConfig trial = rule;
-      trial.stages[k] = c;
-      std::string plan; // what runs: the steps and every module's source
+      trial.stages[k] = toPlan[i].config;
       try {
-        const exec::Program program = exec::planProgram(lowered, pass, trial);
-        plan = program.plan.describe();
+        exec::Program program = exec::planProgram(lowered, pass, trial);
+        planned[i].plan = program.plan.describe();
         for (const codegen::GeneratedModule &m : program.code.modules)
-          plan += m.source;
-        if (const auto *spmm = std::get_if<lower::SpmmConfig>(&c)) // chosen at launch, not in any source
-          plan += fmt::format(" cusparse algorithm {}", spmm->cusparseAlgorithm);
+          planned[i].plan += m.source;
+        if (const auto *spmm = std::get_if<lower::SpmmConfig>(&toPlan[i].config)) // chosen at launch, in no source
+          planned[i].plan += fmt::format(" cusparse algorithm {}", spmm->cusparseAlgorithm);
+        planned[i].modules = std::move(program.code.modules);
       } catch (const std::exception &e) {
-        space.pruned.push_back({candidate, fmt::format("the planner refuses it: {}", e.what())});
+        planned[i].refused = e.what();
+      }
+    });
+    std::set<std::string> plans;
+    std::map<std::string, std::shared_ptr<const codegen::GeneratedModule>> modules; // by source: one object each
+    for (size_t i = 0; i < toPlan.size(); ++i) {
+      Candidate &candidate = toPlan[i];
+      if (!planned[i].refused.empty()) {
+        space.pruned.push_back({candidate, fmt::format("the planner refuses it: {}", planned[i].refused)});
         continue;
       }
-      if (!isRule && !plans.insert(plan).second)
+      const bool isRule = i == 0 && candidate.config == rule.stages[k];
+      if (!plans.insert(planned[i].plan).second && !isRule)
         continue; // a knob this stage does not read: the same kernels as an earlier candidate
-      if (isRule)
-        plans.insert(plan);
-      space.kept.push_back(candidate);
+      for (codegen::GeneratedModule &m : planned[i].modules) {
+        auto &shared = modules[m.source];
+        if (!shared)
+          shared = std::make_shared<const codegen::GeneratedModule>(std::move(m));
+        candidate.modules.push_back(shared);
+      }
+      space.kept.push_back(std::move(candidate));
     }
     spaces.push_back(std::move(space));
   }
@@ -209,13 +236,15 @@ std::vector<lower::PassConfig> trialConfigs(const std::vector<StageSpace> &space
   return trials;
 }
 
-size_t distinctModules(const lower::LoweredLayer &lowered, lower::Pass pass,
-                       const std::vector<lower::PassConfig> &configs) {
+std::vector<std::shared_ptr<const codegen::GeneratedModule>> distinctModules(const std::vector<StageSpace> &spaces) {
+  std::vector<std::shared_ptr<const codegen::GeneratedModule>> out;
   std::set<std::string> sources;
-  for (const lower::PassConfig &config : configs)
-    for (const codegen::GeneratedModule &m : exec::planProgram(lowered, pass, config).code.modules)
-      sources.insert(m.source);
-  return sources.size();
+  for (const StageSpace &s : spaces)
+    for (const Candidate &c : s.kept)
+      for (const auto &m : c.modules)
+        if (sources.insert(m->source).second)
+          out.push_back(m);
+  return out;
 }
 
 } // namespace gnnjit::autotune

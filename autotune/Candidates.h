@@ -7,18 +7,27 @@
 // drop the ones it refuses. No GPU is needed.
 #pragma once
 
+#include "codegen/KernelParams.h"
 #include "exec/Tuning.h"
 #include "lower/KernelPlan.h"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace gnnjit::autotune {
 
 struct Candidate {
+  Candidate() = default;
+  Candidate(lower::StageConfig c, std::string l) : config(std::move(c)), label(std::move(l)) {}
   lower::StageConfig config;
   std::string label; ///< configLabel(config)
+  /// The kernel modules of the pass with this config in its stage and the
+  /// rule's in the others, as planned when the space was made (candidates
+  /// with the same module share one object); what to compile ahead of the
+  /// search, and which candidates share kernels. Empty for pruned ones.
+  std::vector<std::shared_ptr<const codegen::GeneratedModule>> modules;
 };
 
 /// A config as the candidate lists print it: its print(), and what that
@@ -49,10 +58,10 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
 /// with that candidate's stage replaced (what to compile ahead of timing).
 std::vector<lower::PassConfig> trialConfigs(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule);
 
-/// How many distinct kernel modules `configs` need (the kernel cache
-/// compiles each source once): what the tuner's compile time grows with.
-size_t distinctModules(const lower::LoweredLayer &lowered, lower::Pass pass,
-                       const std::vector<lower::PassConfig> &configs);
+/// The distinct kernel modules the kept candidates of `spaces` need, in
+/// the order the search meets them (the kernel cache compiles each source
+/// once): what the tuner's compile time grows with.
+std::vector<std::shared_ptr<const codegen::GeneratedModule>> distinctModules(const std::vector<StageSpace> &spaces);
 
 /// A knob of a whole pass, not of one stage: the fused attention backward
 /// shares loops between stages only when all of them have it, so a

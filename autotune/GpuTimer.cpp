@@ -101,8 +101,4 @@ std::string GpuPassTimer::check(const lower::PassConfig &config) {
   return worst;
 }
 
-std::vector<runtime::Source> GpuPassTimer::sources(const lower::PassConfig &config) const {
-  return exec::programSources(lowered_, graph_.host(), pass_, optionsFor(config));
-}
-
 } // namespace gnnjit::autotune

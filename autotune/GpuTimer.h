@@ -5,8 +5,8 @@
 // pass's results (outputs, or input gradients) with the rule config's,
 // within 1e-4 relative, on the device (a copy of the rule's results stays
 // there: the pass's outputs once more in device memory). Kernels come
-// through the process's kernel cache; sources() names a config's modules so
-// that they can be compiled ahead (autotune/Precompiler.h).
+// through the given kernel cache (the process's by default), where
+// autotune/Precompiler.h compiles them ahead.
 #pragma once
 
 #include "exec/DeviceGraph.h"
@@ -31,9 +31,6 @@ public:
   /// Empty when `config`'s results agree with the rule config's, else the
   /// worst result and how far off it is.
   std::string check(const lower::PassConfig &config);
-  /// The kernel modules a runner loads for `config` (what to compile ahead).
-  std::vector<runtime::Source> sources(const lower::PassConfig &config) const;
-
   /// A pass of the rule's config longer than this is timed with at most
   /// one warm-up and three runs.
   static constexpr double kLongPassMs = 5.0;

@@ -1,5 +1,7 @@
 #include "autotune/Precompiler.h"
 
+#include "exec/KernelSource.h"
+
 #include <algorithm>
 #include <chrono>
 #include <exception>
@@ -29,6 +31,17 @@ std::vector<std::string> Precompiler::keysOf(const std::vector<runtime::Source> 
   for (const runtime::Source &s : sources)
     keys.push_back(cache_.key(s, options_));
   return keys;
+}
+
+std::string Precompiler::keyOf(const codegen::GeneratedModule &module) {
+  {
+    std::lock_guard lock(mutex_);
+    if (auto found = moduleKeys_.find(&module); found != moduleKeys_.end())
+      return found->second;
+  }
+  std::string key = cache_.key(exec::kernelSource(module), options_);
+  std::lock_guard lock(mutex_);
+  return moduleKeys_.emplace(&module, std::move(key)).first->second;
 }
 
 void Precompiler::enqueue(const std::vector<runtime::Source> &sources) {

@@ -7,12 +7,14 @@
 // says how long one takes), so stopping never waits long for NVRTC.
 #pragma once
 
+#include "codegen/KernelParams.h"
 #include "runtime/KernelCache.h"
 #include "support/Stopwatch.h"
 
 #include <condition_variable>
 #include <deque>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -31,6 +33,9 @@ public:
 
   /// The cache key of each source (what compiled() takes).
   std::vector<std::string> keysOf(const std::vector<runtime::Source> &sources) const;
+  /// The cache key of a generated module, computed once per module object
+  /// (hashing a module with its headers is not free).
+  std::string keyOf(const codegen::GeneratedModule &module);
   /// Queues the sources not yet queued, after those queued before.
   void enqueue(const std::vector<runtime::Source> &sources);
   /// Whether every module of `keys` is in the cache (compiled here or
@@ -62,6 +67,7 @@ private:
   std::condition_variable changed_;
   std::deque<std::pair<std::string, runtime::Source>> queue_; ///< (key, source)
   std::set<std::string> known_, failed_;
+  std::map<const codegen::GeneratedModule *, std::string> moduleKeys_;
   size_t running_ = 0, finished_ = 0;
   double deadline_ = std::numeric_limits<double>::infinity(), compileSecondsSum_ = 0;
   double firstStart_ = -1, lastEnd_ = 0;

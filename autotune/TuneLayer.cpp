@@ -1,14 +1,12 @@
 #include "autotune/TuneLayer.h"
 
 #include "autotune/GpuTimer.h"
+#include "exec/KernelSource.h"
 #include "support/Error.h"
 #include "support/Stopwatch.h"
 
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <exception>
-#include <thread>
 
 namespace gnnjit::autotune {
 
@@ -36,40 +34,6 @@ std::vector<runtime::Source> sourcesOf(const lower::LoweredLayer &lowered, const
   (pass == lower::Pass::Forward ? o.forward : o.backward) = config;
   return exec::programSources(lowered, graph, pass, o);
 }
-
-/// Plans every candidate of both passes on a thread of its own and queues
-/// their modules, in the order the search meets them; stops early when
-/// told, and is joined however the tuning ends.
-class CandidateFeeder {
-public:
-  CandidateFeeder(const lower::LoweredLayer &lowered, const graph::Graph &graph,
-                  const std::vector<TunedLayerPass> &passes,
-                  const std::array<std::vector<PassVariant>, 2> &variants, Precompiler &compiler)
-      : thread_([&, this] {
-          for (size_t k = 0; k < passes.size(); ++k) {
-            std::vector<lower::PassConfig> trials = trialConfigs(passes[k].spaces, passes[k].rule);
-            for (const PassVariant &v : variants[k])
-              trials.push_back(v.apply(passes[k].rule));
-            for (const lower::PassConfig &trial : trials) {
-              if (stop_)
-                return;
-              try {
-                compiler.enqueue(sourcesOf(lowered, graph, passes[k].pass, trial));
-              } catch (const std::exception &) {
-                // a config the planner refuses: timing it reports why
-              }
-            }
-          }
-        }) {}
-  ~CandidateFeeder() {
-    stop_ = true;
-    thread_.join();
-  }
-
-private:
-  std::atomic<bool> stop_ = false;
-  std::thread thread_;
-};
 
 /// Each pass's search in turn, timing on the GPU what `compiler` has
 /// compiled; a pass begun past the budget keeps the rule, untimed.
@@ -99,7 +63,12 @@ void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, 
     SearchOptions search;
     search.budgetSeconds =
         k + 1 == passes.size() ? options.budgetSeconds : now + left * shares[k] / (shares[k] + shares[k + 1]);
-    search.modulesOf = [&](const lower::PassConfig &c) { return compiler.keysOf(timer.sources(c)); };
+    search.modulesOf = [&](const Candidate &c) {
+      std::vector<std::string> keys;
+      for (const auto &m : c.modules)
+        keys.push_back(compiler.keyOf(*m));
+      return keys;
+    };
     search.compiled = [&](const std::vector<std::string> &keys) { return compiler.compiled(keys); };
     search.waitForProgress = [&](double seconds) { return compiler.waitForProgress(seconds); };
     p.tuned = searchPass(
@@ -116,33 +85,39 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
   const Stopwatch clock;
   TunedLayer out;
   constexpr std::array passes{lower::Pass::Forward, lower::Pass::Backward};
-  std::array<std::vector<PassVariant>, passes.size()> variants;
-  std::array<double, passes.size()> shares{}; // a pass's stages, and its variants as one more
-  for (size_t k = 0; k < passes.size(); ++k) {
-    TunedLayerPass &p = out.passes.emplace_back();
-    p.pass = passes[k];
-    p.rule = exec::ruleConfig(lowered, p.pass, facts, exec::RuleOptions{});
-    p.spaces = candidateSpaces(lowered, p.pass, facts, exec::RuleOptions{}, options.exhaustive);
-    variants[k] = passVariants(p.pass, p.rule);
-    shares[k] = static_cast<double>(p.spaces.size() + (variants[k].empty() ? 0 : 1));
-  }
-  // The graph's lazily built parts, built here before two threads plan.
+  // The graph's lazily built parts, built once here before planning.
   (void)graph.host().stats();
   (void)graph.host().outgoing();
-  // Every module compiles from now on, the rules' first; none starts once
-  // it could not finish within the budget.
   exec::RunnerOptions runnerDefaults; // what the timer's runners use but for the configs
   runnerDefaults.cache = options.cache;
   {
+    // Compiling starts at once, the rules' modules first (each pass's timer
+    // waits for them), then every candidate's as the spaces are planned; no
+    // compile starts once it could not end within the budget.
     Precompiler compiler(exec::kernelCacheOf(runnerDefaults), exec::compileOptionsOf(runnerDefaults));
     compiler.setDeadline(options.budgetSeconds);
-    for (const TunedLayerPass &p : out.passes)
+    for (lower::Pass pass : passes) {
+      TunedLayerPass &p = out.passes.emplace_back();
+      p.pass = pass;
+      p.rule = exec::ruleConfig(lowered, p.pass, facts, exec::RuleOptions{});
       compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, p.rule));
-    const CandidateFeeder feeder(lowered, graph.host(), out.passes, variants, compiler);
+    }
+    std::array<std::vector<PassVariant>, passes.size()> variants;
+    std::array<double, passes.size()> shares{}; // a pass's stages, and its variants as one more
+    for (size_t k = 0; k < passes.size(); ++k) {
+      TunedLayerPass &p = out.passes[k];
+      p.spaces = candidateSpaces(lowered, p.pass, facts, exec::RuleOptions{}, options.exhaustive);
+      for (const auto &m : distinctModules(p.spaces))
+        compiler.enqueue({exec::kernelSource(*m)});
+      variants[k] = passVariants(p.pass, p.rule);
+      for (const PassVariant &v : variants[k])
+        compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, v.apply(p.rule)));
+      shares[k] = static_cast<double>(p.spaces.size() + (variants[k].empty() ? 0 : 1));
+    }
     searchPasses(lowered, graph, options, clock, variants, shares, compiler, out.passes);
     compiler.stop();
     out.compiling = compiler.report();
-  } // the compiles under way and the planning thread end here, within the timed wall
+  } // the compiles under way end here, within the timed wall
   out.seconds = clock.seconds();
   return out;
 }

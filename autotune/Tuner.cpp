@@ -122,7 +122,7 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
     for (size_t c = 0; c < n; ++c) {
       trials[c].stages[space.stage] = space.kept[c].config;
       if (options.modulesOf)
-        modules[c] = options.modulesOf(trials[c]);
+        modules[c] = options.modulesOf(space.kept[c]);
       stage.timed.push_back({space.kept[c], kUntimed, "not timed: the tuning budget was spent"});
     }
     if (n == 0) {

@@ -65,10 +65,10 @@ struct TunedPass {
 
 struct SearchOptions {
   double budgetSeconds = 3.0; ///< no candidate starts after this; shared by the stages
-  /// The kernel modules (cache keys) a config needs; candidates needing the
-  /// same modules differ only in launch parameters (heavy-row threshold,
-  /// segment length). Unset: every candidate its own modules.
-  std::function<std::vector<std::string>(const lower::PassConfig &)> modulesOf;
+  /// The kernel modules (cache keys) a candidate needs; candidates needing
+  /// the same modules differ only in launch parameters (heavy-row
+  /// threshold, segment length). Unset: every candidate its own modules.
+  std::function<std::vector<std::string>(const Candidate &)> modulesOf;
   /// Whether all of those modules are compiled (timing would not compile).
   /// Unset: always.
   std::function<bool(const std::vector<std::string> &)> compiled;

@@ -361,7 +361,7 @@ TEST_CASE("search: compiled candidates first, one per set of modules before the 
   const auto ready = [&](size_t c) { return done.count(fakeModule(space.kept[c].config)) > 0; };
   autotune::SearchOptions options;
   options.budgetSeconds = 1e9;
-  options.modulesOf = [&](const lower::PassConfig &c) { return std::vector<std::string>{fakeModule(c.stages[stage])}; };
+  options.modulesOf = [&](const autotune::Candidate &c) { return std::vector<std::string>{fakeModule(c.config)}; };
   options.compiled = [&](const std::vector<std::string> &keys) { return done.count(keys.at(0)) > 0; };
   int waits = 0;
   options.waitForProgress = [&](double) {

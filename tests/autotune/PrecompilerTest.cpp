@@ -3,6 +3,7 @@
 // rejects counted as failed (and done: timing reports it), and no compile
 // started past the deadline.
 #include "autotune/Precompiler.h"
+#include "exec/KernelSource.h"
 
 #include "TestData.h"
 
@@ -54,6 +55,18 @@ TEST_CASE("precompiler: each distinct module compiled once, in the cache after; 
   }
   CHECK(again.report().compiled == 0);
   CHECK(cache.stats().compiles == 3);
+}
+
+TEST_CASE("precompiler: a generated module's key is its kernel source's, computed once per module") {
+  test::TempDir dir;
+  runtime::KernelCache cache = cacheIn(dir);
+  autotune::Precompiler compiler(cache, {}, 1);
+  const codegen::GeneratedModule module{"m", "extern \"C\" __global__ void m(float *x) { x[0] = 1.0f; }\n", {}};
+  const std::string key = compiler.keyOf(module);
+  CHECK(key == compiler.keysOf({exec::kernelSource(module)}).at(0));
+  CHECK(compiler.keyOf(module) == key);
+  const codegen::GeneratedModule other{"m", module.source + "// another\n", {}};
+  CHECK(compiler.keyOf(other) != key);
 }
 
 TEST_CASE("precompiler: nothing starts past the deadline; stop drops what is queued") {
