@@ -1,0 +1,22 @@
+// The parts of gnnjit's Python extension (gnnjit._core), each registering
+// its classes and functions on the module. The extension links no Python
+// array library beyond nanobind's ndarray (numpy, or anything with
+// DLPack: torch tensors too) and never torch itself: the torch operators are
+// Python, on top of this.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+namespace gnnjit::python {
+
+/// Exceptions: UserError -> gnnjit.Error (a ValueError), InternalError and
+/// LibraryError -> RuntimeError naming them.
+void registerErrors(nanobind::module_ &m);
+/// gnnjit.Graph: a graph built once from an edge_index.
+void registerGraph(nanobind::module_ &m);
+/// gnnjit.Layer: library layers, their inputs and outputs; export.
+void registerLayers(nanobind::module_ &m);
+/// The CPU reference executor (float64) on arrays.
+void registerReference(nanobind::module_ &m);
+
+} // namespace gnnjit::python

@@ -1,0 +1,13 @@
+// gnnjit._core: the C++ core as a Python extension (nanobind).
+#include "python/core/Bindings.h"
+
+#include "codegen/Version.h"
+
+NB_MODULE(_core, m) {
+  m.doc() = "gnnjit's C++ core: graphs, layers, the CPU reference executor";
+  m.attr("generator_version") = gnnjit::codegen::kGeneratorVersion;
+  gnnjit::python::registerErrors(m);
+  gnnjit::python::registerGraph(m);
+  gnnjit::python::registerLayers(m);
+  gnnjit::python::registerReference(m);
+}
