@@ -18,8 +18,9 @@ void addGraphOptions(CLI::App &command, GraphArgs &args, GraphArgStyle style) {
   command.add_flag("--symmetrize", args.symmetrize, "Add the reverse of every edge that lacks one");
   command
       .add_option("--self-loops", args.selfLoops,
-                  "keep, remove, or add (to nodes that have none; what GCN/GAT/GATv2/AGNN do in PyG)")
-      ->check(CLI::IsMember({"keep", "remove", "add"}))
+                  "keep, remove, add (to nodes that have none: GCN's add_remaining_self_loops in PyG), or replace "
+                  "(remove all, then add one to every node: GAT, GATv2 and AGNN in PyG)")
+      ->check(CLI::IsMember({"keep", "remove", "add", "replace"}))
       ->capture_default_str();
   command.add_flag("--dedupe", args.removeDuplicates, "Keep one edge per (source, destination)");
   command.add_option("--index", args.index, "Index type: auto (int32 when it fits), int32, int64")
@@ -31,7 +32,10 @@ namespace {
 
 graph::BuildOptions buildOptions(const GraphArgs &args) {
   static const std::map<std::string, graph::SelfLoops> selfLoops = {
-      {"keep", graph::SelfLoops::Keep}, {"remove", graph::SelfLoops::Remove}, {"add", graph::SelfLoops::AddMissing}};
+      {"keep", graph::SelfLoops::Keep},
+      {"remove", graph::SelfLoops::Remove},
+      {"add", graph::SelfLoops::AddMissing},
+      {"replace", graph::SelfLoops::Replace}};
   static const std::map<std::string, graph::IndexChoice> index = {
       {"auto", graph::IndexChoice::Auto}, {"int32", graph::IndexChoice::Int32}, {"int64", graph::IndexChoice::Int64}};
   graph::BuildOptions options;

@@ -154,7 +154,7 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
     if (it == inputs.end())
       throwUserError("layer {}: no binding for input '{}'", layer, decl->name);
     const DeviceTensor &t = it->second;
-    const int64_t rows = decl->kind == InputKind::Node ? n : decl->kind == InputKind::Edge ? graph_.numEdges() : 1;
+    const int64_t rows = decl->kind == InputKind::Node ? n : decl->kind == InputKind::Edge ? graph_.host().numEdgeIds() : 1;
     const char *rowMeaning = decl->kind == InputKind::Node   ? "one per node"
                              : decl->kind == InputKind::Edge ? "one per edge id"
                                                              : "a parameter has one";
@@ -184,10 +184,13 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
       c.buffers.scratch.emplace_back(static_cast<size_t>((b.global ? 1 : n) * b.width));
   if (c.buffers.targets.empty())
     for (const lower::Target &t : plan.targets) {
-      const int64_t rows = t.rows(n, graph_.numEdges());
+      const int64_t rows = t.rows(n, graph_.host().numEdgeIds());
       auto &buffer =
           c.buffers.targets.emplace(t.name, runtime::DeviceBuffer<float>(static_cast<size_t>(rows * t.width)))
               .first->second;
+      // Rows of edge ids cleaning removed are never written: their gradient is 0.
+      if (t.perEdge && graph_.host().numEdgeIds() > graph_.numEdges())
+        GNNJIT_CUDA_CHECK(cudaMemsetAsync(buffer.data(), 0, buffer.size() * sizeof(float), stream));
       c.outputs[t.name] = DeviceTensor{buffer.data(), rows, t.width, t.width};
     }
   // Saved values live as long as the runner: the forward writes them, the

@@ -38,7 +38,7 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
           floats(plan.scratch[k].global ? 1 : n, plan.scratch[k].width, "an aggregate buffer"));
   for (const lower::Target &t : plan.targets)
     m.add(fmt::format("{} '{}'", plan.pass == Pass::Forward ? "output" : "gradient of", t.name),
-          floats(t.rows(n, e), t.width, fmt::format("the buffer of '{}'", t.name)));
+          floats(t.rows(n, graph.numEdgeIds()), t.width, fmt::format("the buffer of '{}'", t.name)));
   for (const lower::SavedBuffer &b : plan.saved)
     if (plan.pass == Pass::Forward && b.aliasOf.empty()) // allocated once, for both passes; an alias is an output
       m.add(fmt::format("saved '{}'", b.name),

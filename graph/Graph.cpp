@@ -55,7 +55,7 @@ struct Candidates {
 Candidates gatherCandidates(const EdgeList &edges, const BuildOptions &options) {
   Candidates c;
   const bool weighted = edges.hasWeights();
-  const bool dropLoops = options.selfLoops == SelfLoops::Remove;
+  const bool dropLoops = options.selfLoops == SelfLoops::Remove || options.selfLoops == SelfLoops::Replace;
   for (int64_t k = 0; k < edges.numEdges(); ++k) {
     if (dropLoops && edges.src[k] == edges.dst[k])
       continue;
@@ -77,7 +77,7 @@ Candidates gatherCandidates(const EdgeList &edges, const BuildOptions &options) 
         c.weight.push_back(c.weight[k]);
     }
   }
-  if (options.selfLoops == SelfLoops::AddMissing) {
+  if (options.selfLoops == SelfLoops::AddMissing || options.selfLoops == SelfLoops::Replace) {
     for (int64_t i = 0; i < edges.numNodes; ++i) {
       c.src.push_back(i);
       c.dst.push_back(i);
@@ -288,11 +288,16 @@ Graph Graph::fromEdges(const EdgeList &edges, const BuildOptions &options) {
   Csr incoming = type == IndexType::Int32
                      ? emitCsr<int32_t>(sorted, kept, cand ? &*cand : nullptr, edges, numKept)
                      : emitCsr<int64_t>(sorted, kept, cand ? &*cand : nullptr, edges, numKept);
-  return Graph(edges.numNodes, edges.numEdges(), std::move(incoming));
+  // Ids: the input's, then one per kept added edge (emitCsr numbers them so).
+  int64_t added = 0;
+  if (!keepAll)
+    for (size_t p = 0; p < kept.size(); ++p)
+      added += kept[p] && sorted.order[p] >= numInput ? 1 : 0;
+  return Graph(edges.numNodes, edges.numEdges(), edges.numEdges() + added, std::move(incoming));
 }
 
-Graph::Graph(int64_t numNodes, int64_t numInputEdges, Csr incoming)
-    : numNodes_(numNodes), numInputEdges_(numInputEdges), incoming_(std::move(incoming)),
+Graph::Graph(int64_t numNodes, int64_t numInputEdges, int64_t numEdgeIds, Csr incoming)
+    : numNodes_(numNodes), numInputEdges_(numInputEdges), numEdgeIds_(numEdgeIds), incoming_(std::move(incoming)),
       lazy_(std::make_unique<Lazy>()) {}
 
 Graph::Graph(Graph &&) noexcept = default;

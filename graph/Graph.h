@@ -16,13 +16,15 @@ struct DegreeStats;
 enum class SelfLoops : uint8_t {
   Keep,      ///< as given
   Remove,    ///< drop every i -> i
-  AddMissing ///< add i -> i (weight 1) to each node that has none, as PyG's add_remaining_self_loops
+  AddMissing, ///< add i -> i (weight 1) to each node that has none, as PyG's add_remaining_self_loops
+  Replace     ///< drop every i -> i, then add one (weight 1) to every node: PyG's remove_self_loops + add_self_loops
 };
 
 enum class IndexChoice : uint8_t { Auto, Int32, Int64 };
 
-/// Cleaning applied while building, in this order: remove self loops,
-/// symmetrize, remove duplicates, add missing self loops.
+/// Cleaning applied while building, in this order: remove self loops
+/// (Remove, Replace), symmetrize, remove duplicates, add missing self loops
+/// (AddMissing, Replace).
 struct BuildOptions {
   /// Add j -> i for every edge i -> j (i != j) that has no reverse yet. An
   /// added edge copies the weight of the edge it reverses.
@@ -55,6 +57,11 @@ public:
   bool hasWeights() const { return incoming_.hasWeights(); }
   /// How many ids the input had; ids at or above it were added by cleaning.
   int64_t numInputEdges() const { return numInputEdges_; }
+  /// Rows of a per-edge value indexed by edge id: one per input edge (an
+  /// edge cleaning removed keeps its row, never read), then one per edge
+  /// cleaning added. Every stored edge's id is below it; it is numEdges()
+  /// unless cleaning removed edges.
+  int64_t numEdgeIds() const { return numEdgeIds_; }
 
   /// CSR by destination: row i holds the sources of the edges j -> i.
   const Csr &incoming() const { return incoming_; }
@@ -71,10 +78,11 @@ public:
 
 private:
   struct Lazy;
-  Graph(int64_t numNodes, int64_t numInputEdges, Csr incoming);
+  Graph(int64_t numNodes, int64_t numInputEdges, int64_t numEdgeIds, Csr incoming);
 
   int64_t numNodes_ = 0;
   int64_t numInputEdges_ = 0;
+  int64_t numEdgeIds_ = 0;
   Csr incoming_;
   std::string name_;
   std::unique_ptr<Lazy> lazy_;

@@ -43,7 +43,9 @@ MemoryEstimate buildMemory(const EdgeList &edges, const BuildOptions &options) {
   if (options.symmetrize)
     candidates = static_cast<int64_t>(checkedSum(static_cast<uint64_t>(candidates), static_cast<uint64_t>(e),
                                                  "the edge count after symmetrizing"));
-  if (options.selfLoops == SelfLoops::AddMissing)
+  const bool addsLoops = options.selfLoops == SelfLoops::AddMissing || options.selfLoops == SelfLoops::Replace;
+  const bool dropsLoops = options.selfLoops == SelfLoops::Remove || options.selfLoops == SelfLoops::Replace;
+  if (addsLoops)
     candidates = static_cast<int64_t>(checkedSum(static_cast<uint64_t>(candidates), static_cast<uint64_t>(n),
                                                  "the edge count after adding self loops"));
   const bool needsCandidates = options.symmetrize || options.selfLoops != SelfLoops::Keep;
@@ -52,7 +54,7 @@ MemoryEstimate buildMemory(const EdgeList &edges, const BuildOptions &options) {
 
   MemoryEstimate m;
   if (needsCandidates)
-    m.add("cleaned edge list", times(candidates, 16 + (weighted ? 4 : 0) + (options.selfLoops == SelfLoops::Remove ? 8 : 0),
+    m.add("cleaned edge list", times(candidates, 16 + (weighted ? 4 : 0) + (dropsLoops ? 8 : 0),
                                      "the cleaned edge list"));
   // Two counting sorts hold three per-node arrays and four per-candidate
   // arrays at once; after them, two per-candidate arrays and one per-node

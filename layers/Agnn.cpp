@@ -17,8 +17,9 @@
 //               requires_grad=False pass 1 and ignore its gradient);
 //   output out = AGNNConv(x, edge_index).
 // Self loops: AGNNConv removes and re-adds self loops (add_self_loops=True).
-// Build the graph with SelfLoops::AddMissing: identical on graphs without
-// self loops; PyG keeps exactly one loop per node otherwise.
+// Build the graph with SelfLoops::Replace (every loop removed, one added
+// per node) for exactly PyG's edges; AddMissing is the same on graphs
+// without self loops.
 //
 // options: dim.
 #include "layers/LayerSupport.h"

@@ -24,8 +24,9 @@
 //   output out      [1, H * C] (concat) or [1, C] (mean);
 //   outside: lin before, `+ bias` after (and res(x) when residual=True).
 // Self loops: GATConv removes and re-adds self loops (add_self_loops=True).
-// Build the graph with SelfLoops::AddMissing: identical on graphs without
-// self loops; on graphs with self loops PyG keeps exactly one per node.
+// Build the graph with SelfLoops::Replace (every loop removed, one added
+// per node) for exactly PyG's edges; AddMissing is the same on graphs
+// without self loops.
 // With edge features PyG fills the self loops' edge_attr (fill_value
 // "mean"); the caller then supplies those rows of e for the added edges.
 //

@@ -24,8 +24,9 @@
 //              or [1, C] (concat=False, out.mean(dim=1));
 //   outside: lin_l and lin_r (with their biases) before, `+ bias` after.
 // Self loops: GATv2Conv removes and re-adds self loops (add_self_loops=
-// True). Build the graph with SelfLoops::AddMissing: identical on graphs
-// without self loops (Cora); PyG keeps exactly one loop per node otherwise.
+// True). Build the graph with SelfLoops::Replace (every loop removed, one
+// added per node) for exactly PyG's edges; AddMissing is the same on
+// graphs without self loops (Cora).
 //
 // options: dim (C), heads (H), concat, negativeSlope, edgeFeatures.
 #include "layers/LayerSupport.h"

@@ -13,9 +13,8 @@
 //
 // Self loops: GCNConv, GATConv, GATv2Conv and AGNNConv add self loops inside
 // their forward(). A DSL layer never changes the graph: build the graph with
-// graph::BuildOptions::selfLoops = SelfLoops::AddMissing to get the same
-// edges (exactly the same for graphs without self loops, such as Cora; see
-// each layer's notes for graphs that already have some).
+// graph::BuildOptions::selfLoops = SelfLoops::AddMissing (GCN) or Replace
+// (GAT, GATv2, AGNN) to get the same edges; see each layer's notes.
 //
 // Naming of inputs: node inputs read only at edge sources are the x_j of PyG
 // (flow source_to_target: edge j -> i carries a message from j to i), node

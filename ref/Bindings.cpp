@@ -13,7 +13,7 @@ int64_t bindingRows(const dsl::InputDecl &decl, const graph::Graph &graph) {
   case dsl::InputKind::Node:
     return graph.numNodes();
   case dsl::InputKind::Edge:
-    return graph.numEdges();
+    return graph.numEdgeIds();
   case dsl::InputKind::Param:
     return 1;
   }
@@ -31,7 +31,11 @@ std::string expectedText(const dsl::InputDecl &decl, const graph::Graph &graph) 
     meaning = fmt::format("one row per node of the {}", rows);
     break;
   case dsl::InputKind::Edge:
-    meaning = fmt::format("one row per edge of the {}, in the graph's original edge order", rows);
+    meaning = rows == graph.numEdges()
+                  ? fmt::format("one row per edge of the {}, in the graph's original edge order", rows)
+                  : fmt::format("one row per edge id: the input's {} edges in their order (those cleaning removed "
+                                "unread), then the {} cleaning added",
+                                graph.numInputEdges(), rows - graph.numInputEdges());
     break;
   case dsl::InputKind::Param:
     meaning = "a single row";

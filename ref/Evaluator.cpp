@@ -72,7 +72,7 @@ const Tensor &Evaluator::input(const dsl::InputDecl &decl) const {
   if (decl.kind == dsl::InputKind::Node)
     rows = graph_.numNodes();
   else if (decl.kind == dsl::InputKind::Edge)
-    rows = graph_.numEdges();
+    rows = graph_.numEdgeIds();
   if (t.rows != rows || t.cols != decl.shape.size() || static_cast<int64_t>(t.values.size()) != rows * t.cols)
     throwInternalError("input '{}' is read as a {} input of shape {}, which its binding ({} x {}) does not fit",
                        decl.name, dsl::inputKindName(decl.kind), dsl::shapeText(decl.shape), t.rows, t.cols);

@@ -27,8 +27,11 @@ graph::SelfLoops parseSelfLoops(const std::string &text) {
     return graph::SelfLoops::Remove;
   if (text == "add")
     return graph::SelfLoops::AddMissing;
-  throwUserError("self_loops must be 'keep', 'remove' or 'add' (to nodes that have none, as PyG's "
-                 "add_remaining_self_loops); got '{}'",
+  if (text == "replace")
+    return graph::SelfLoops::Replace;
+  throwUserError("self_loops must be 'keep', 'remove', 'add' (to nodes that have none, as PyG's "
+                 "add_remaining_self_loops) or 'replace' (remove all, then add one to every node, as PyG's "
+                 "remove_self_loops + add_self_loops); got '{}'",
                  text);
 }
 
@@ -78,7 +81,7 @@ nb::dict csrArrays(const graph::Csr &csr) {
 } // namespace
 
 void registerGraph(nb::module_ &m) {
-  nb::class_<graph::Graph>(m, "Graph",
+  nb::class_<graph::Graph>(m, "Graph", nb::is_weak_referenceable(),
                            "A graph built once from an edge_index and reused by every layer call: CSR by "
                            "destination, each stored edge keeping its edge_index column as its id.")
       .def(
@@ -90,7 +93,7 @@ void registerGraph(nb::module_ &m) {
           nb::arg("edge_index"), nb::arg("num_nodes") = nb::none(), nb::arg("edge_weight") = nb::none(),
           nb::arg("self_loops") = "keep", nb::arg("dedupe") = false, nb::arg("symmetrize") = false,
           "edge_index: [2, E] int64 or int32 (numpy, or any CPU array with DLPack); num_nodes: default max id + 1; "
-          "edge_weight: [E] floats; self_loops: 'keep', 'remove' or 'add'; dedupe: keep one edge per (source, "
+          "edge_weight: [E] floats; self_loops: 'keep', 'remove', 'add' or 'replace'; dedupe: keep one edge per (source, "
           "destination); symmetrize: add the reverse of every edge that lacks one.")
       .def_prop_ro("num_nodes", &graph::Graph::numNodes)
       .def_prop_ro("num_edges", &graph::Graph::numEdges, "stored edges, after cleaning")

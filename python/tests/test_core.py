@@ -40,6 +40,10 @@ def test_graph_cleaning_self_loops_dedupe_symmetrize():
     added = gnnjit.Graph(edge_index, self_loops="add")  # only node 0 lacks one
     assert added.num_edges == 5 and added.num_input_edges == 4
     assert gnnjit.Graph(np.array([[0], [1]]), symmetrize=True).num_edges == 2
+    replaced = gnnjit.Graph(edge_index, self_loops="replace")  # 1's loop dropped, one added at 0 and 1
+    assert replaced.num_edges == 5
+    csr = replaced.incoming()
+    assert sorted(csr["edge_ids"].tolist()) == [0, 1, 3, 4, 5]  # loops after every input id (2 unused)
 
 
 @pytest.mark.parametrize(
@@ -50,7 +54,7 @@ def test_graph_cleaning_self_loops_dedupe_symmetrize():
         (np.zeros((2, 4), dtype=np.float32), {}, "int64 or int32"),
         (np.array([[0, 5], [1, 1]]), {"num_nodes": 3}, "5"),
         (np.array([[0, -1], [1, 1]]), {}, "-1"),
-        (np.array([[0, 1], [1, 0]]), {"self_loops": "sometimes"}, "'keep', 'remove' or 'add'"),
+        (np.array([[0, 1], [1, 0]]), {"self_loops": "sometimes"}, "'keep', 'remove', 'add'"),
         (np.array([[0, 1], [1, 0]]), {"edge_weight": np.ones(3, dtype=np.float32)}, "one per edge_index column"),
         (np.array([[0, 1], [1, 0]]), {"num_nodes": -2}, "at least 0"),
     ],

@@ -145,6 +145,17 @@ TEST_CASE("generated graphs: hubs in segments, grid, random, clustered; int64") 
   MESSAGE(test::gpuChecks << " tensors checked");
 }
 
+TEST_CASE("edge ids with gaps: self loops replaced, duplicates removed; edge inputs and their gradients by id") {
+  graph::BuildOptions cleaning;
+  cleaning.selfLoops = graph::SelfLoops::Replace;
+  cleaning.removeDuplicates = true;
+  graph::Graph g = graph::Graph::fromEdges(graph::loadGraphSource("rmat:scale=9,ef=8,seed=4").edges, cleaning);
+  g.setName("rmat 9 cleaned");
+  REQUIRE(g.numEdgeIds() > g.numEdges()); // removed loops and duplicates keep their (unread) rows
+  sweep(g, {{4, 32}, {2, 7}}, {"gatv2 mean heads edge", "gat edge", "transformer edge"});
+  MESSAGE(test::gpuChecks << " tensors checked");
+}
+
 TEST_CASE("forced heavy rows: segments merge softmax states and sums in order") {
   // Threshold 16 edges and segments of 8: most rows of the R-MAT graph are split.
   RuleOptions rule;

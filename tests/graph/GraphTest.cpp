@@ -185,6 +185,20 @@ TEST_CASE("cleaning options") {
       }
     CHECK(loops == 4);
   }
+  SUBCASE("replace self loops: the input's dropped, one added at every node in node order") {
+    BuildOptions o;
+    o.selfLoops = SelfLoops::Replace;
+    const Graph g = Graph::fromEdges(e, o);
+    CHECK(g.numEdges() == 8); // 4 input edges that are no loops, 4 loops
+    CHECK(g.numInputEdges() == 6);
+    int64_t loops = 0;
+    for (auto [s, d, id] : stored(g))
+      if (s == d) {
+        ++loops;
+        CHECK(id == 6 + s); // after every input id, the removed loops' ids (4, 5) unused
+      }
+    CHECK(loops == 4);
+  }
   SUBCASE("added self loops weigh 1, reverses copy their weight") {
     EdgeList w;
     w.numNodes = 2;

@@ -139,6 +139,45 @@ TEST_CASE("edge inputs are read in original edge order, not CSR order") {
   checkTensor(out.at("out"), {{300}, {0 * 1 + 10 * 3 + 20 * 4}, {30 * 2 + 40 * 1}, {0}, {50 * 4}});
 }
 
+TEST_CASE("edge inputs of a graph cleaning removed edges from: one row per edge id, removed rows unread") {
+  // graphA with self loops at 1 (id 7) and 3 (id 8) removed, and one added
+  // at every node (ids 9..13) by Replace: ids have a gap at 7 and 8.
+  graph::EdgeList e;
+  e.numNodes = 5;
+  const int64_t src[] = {0, 2, 3, 1, 0, 3, 4, 1, 3}, dst[] = {1, 1, 1, 2, 2, 4, 0, 1, 3};
+  for (int k = 0; k < 9; ++k)
+    e.add(src[k], dst[k]);
+  const graph::Graph g = graph::Graph::fromEdges(e, {.selfLoops = graph::SelfLoops::Replace});
+  REQUIRE(g.numEdges() == 12);
+  REQUIRE(g.numEdgeIds() == 14);
+  LayerBuilder b("edgeattr");
+  auto x = b.srcInput("x", {1});
+  auto a = b.edgeInput("a", {1});
+  const Layer layer = [&] {
+    b.output("out", aggregate(Reduce::Sum, a * x));
+    return b.build();
+  }();
+  Tensor weights(14, 1);
+  for (int64_t id = 0; id < 14; ++id)
+    weights.at(id, 0) = id == 7 || id == 8 ? 1e9 : static_cast<double>(id); // removed rows must not count
+  const TensorMap in{{"x", tensor({{1}, {2}, {3}, {4}, {5}})}, {"a", weights}};
+  // node 1: a_0 x_0 + a_1 x_2 + a_2 x_3 + a_10 x_1 (its loop, id 9 + 1).
+  CHECK(ref::forward(layer, g, in).at("out").at(1, 0) == 0 * 1 + 1 * 3 + 2 * 4 + 10 * 2);
+  // The gradient of a has every id's row: the removed ones 0.
+  TensorMap backwardIn = in;
+  backwardIn["d_out"] = tensor({{1}, {1}, {1}, {1}, {1}});
+  const Tensor da = ref::backward(layer, differentiate(layer), g, backwardIn).at("a");
+  REQUIRE(da.rows == 14);
+  CHECK(da.at(7, 0) == 0);
+  CHECK(da.at(8, 0) == 0);
+  CHECK(da.at(10, 0) == 2); // x_1 along node 1's loop
+  // numEdges() rows, as before edge ids could have gaps, is refused with what is expected.
+  const std::string text = errorText<UserError>([&] {
+    (void)ref::forward(layer, g, {{"x", in.at("x")}, {"a", Tensor(12, 1)}});
+  });
+  CHECK(text.find("one row per edge id") != std::string::npos);
+}
+
 TEST_CASE("int64 and int32 CSRs give the same results") {
   graph::EdgeList e;
   e.numNodes = 5;
