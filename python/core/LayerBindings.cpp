@@ -106,7 +106,7 @@ void registerLayers(nb::module_ &m) {
       },
       "the library's layers: name, formula, the PyG class each matches, its kernel family, its options and what "
       "the caller computes outside it");
-  nb::class_<dsl::Layer>(m, "Layer", "A message-passing layer written in gnnjit's DSL.")
+  nb::class_<dsl::Layer>(m, "Layer", nb::is_weak_referenceable(), "A message-passing layer written in gnnjit's DSL.")
       .def_static(
           "from_library",
           [](const std::string &name, int64_t dim, std::optional<int64_t> heads, std::optional<bool> concat,

@@ -1,7 +1,8 @@
 """gnnjit: fused, autotuned GPU kernels for graph neural network layers.
 
 The C++ core (gnnjit._core) holds graphs, the layer library and the CPU
-reference executor (float64):
+reference executor (float64); gnnjit.nn (PyG-compatible layers) and
+gnnjit.ops (the torch operators) need torch and are imported on their own.
 
     import numpy as np, gnnjit
     g = gnnjit.Graph(np.array([[0, 1, 2], [1, 2, 0]]), self_loops="add")

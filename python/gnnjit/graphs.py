@@ -1,0 +1,81 @@
+"""Graphs for torch users: a gnnjit.Graph built from an edge_index tensor once
+and found again on later calls with the same tensor.
+
+A cached graph is keyed by where edge_index's data is (pointer, shape,
+strides, device, dtype) and its version counter, which every in-place change
+bumps (views share it); the cache holds the tensor, so its memory cannot be
+reused by another while the entry lives. The same goes for edge_weight. So a
+changed edge_index is never served a stale graph, while the same tensor (or
+an alias of it, as torch.compile may pass) finds its graph again.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Optional
+
+import torch
+
+from gnnjit import _core
+
+CACHE_SIZE = 8
+
+
+def _key_part(t: Optional[torch.Tensor]):
+    if t is None:
+        return None
+    return (t.data_ptr(), tuple(t.shape), tuple(t.stride()), str(t.device), str(t.dtype), t._version)
+
+
+class GraphCache:
+    """The last CACHE_SIZE graphs built, by (edge_index, edge_weight, num_nodes, self_loops)."""
+
+    def __init__(self, size: int = CACHE_SIZE):
+        self._size = size
+        self._entries: OrderedDict = OrderedDict()
+        self.builds = 0  # graphs built (tests read it)
+
+    def get(
+        self,
+        edge_index: torch.Tensor,
+        num_nodes: int,
+        edge_weight: Optional[torch.Tensor] = None,
+        self_loops: str = "keep",
+    ) -> _core.Graph:
+        key = (_key_part(edge_index), _key_part(edge_weight), int(num_nodes), self_loops)
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+            return entry[0]
+        graph = build_graph(edge_index, num_nodes, edge_weight, self_loops)
+        self.builds += 1
+        # The tensors are kept with the graph: while cached, their memory is theirs.
+        self._entries[key] = (graph, edge_index, edge_weight)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return graph
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+def build_graph(
+    edge_index: torch.Tensor,
+    num_nodes: int,
+    edge_weight: Optional[torch.Tensor] = None,
+    self_loops: str = "keep",
+) -> _core.Graph:
+    """A gnnjit.Graph from PyG's edge_index ([2, E] integers, any device)."""
+    if not isinstance(edge_index, torch.Tensor):
+        raise _core.Error(f"edge_index must be a torch tensor of shape [2, num_edges]; got {type(edge_index).__name__}")
+    weight = None
+    if edge_weight is not None:
+        if edge_weight.dim() != 1:
+            raise _core.Error(f"edge_weight must be one value per edge ([num_edges]); got shape {list(edge_weight.shape)}")
+        weight = edge_weight.detach().to("cpu", torch.float32)
+    return _core.Graph(
+        edge_index.detach().cpu(), num_nodes=int(num_nodes), edge_weight=weight, self_loops=self_loops
+    )
+
+
+default_cache = GraphCache()

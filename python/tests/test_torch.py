@@ -1,0 +1,193 @@
+"""gnnjit's torch layer without a GPU: every gnnjit.nn layer against the PyG 2.8
+layer of the same name (a PyG state_dict loaded as is; outputs and the
+gradients of the input, edge_attr and every parameter), their signatures,
+refusals, graph caching and staleness, stride-0 gradients, determinism,
+torch.library.opcheck and torch.compile without graph breaks."""
+
+import inspect
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pyg = pytest.importorskip("torch_geometric.nn")
+
+import gnnjit  # noqa: E402
+import gnnjit.nn  # noqa: E402
+from gnnjit.graphs import GraphCache  # noqa: E402
+from gnnjit.ops import layer_spec  # noqa: E402
+
+IN, OUT, HEADS, EDGE_DIM = 6, 4, 3, 5
+
+
+def random_graph(n=30, e=120, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    edge_index = torch.randint(0, n, (2, e), generator=g)
+    edge_index[:, :3] = torch.tensor([[4, 9, 9], [4, 9, 9]])  # self loops, one twice: PyG's layers treat them apart
+    x = torch.randn(n, IN, dtype=torch.float64, generator=g)
+    edge_attr = torch.randn(edge_index.size(1), EDGE_DIM, dtype=torch.float64, generator=g)
+    return edge_index, x, edge_attr
+
+
+CASES = [
+    ("GCNConv", lambda m: m.GCNConv(IN, OUT), False),
+    ("GCNConv", lambda m: m.GCNConv(IN, OUT, add_self_loops=False, bias=False), False),
+    ("GraphConv", lambda m: m.GraphConv(IN, OUT), False),
+    ("GraphConv", lambda m: m.GraphConv(IN, OUT, aggr="mean"), False),
+    ("SAGEConv", lambda m: m.SAGEConv(IN, OUT), False),
+    ("SAGEConv", lambda m: m.SAGEConv(IN, OUT, aggr="max"), False),
+    ("SAGEConv", lambda m: m.SAGEConv(IN, OUT, aggr="min", root_weight=False), False),
+    ("SAGEConv", lambda m: m.SAGEConv(IN, OUT, aggr="sum"), False),
+    ("GINConv", lambda m: m.GINConv(torch.nn.Linear(IN, OUT), eps=0.3, train_eps=True), False),
+    ("GINConv", lambda m: m.GINConv(torch.nn.Linear(IN, OUT), eps=0.1), False),
+    ("GATConv", lambda m: m.GATConv(IN, OUT, heads=HEADS), False),
+    ("GATConv", lambda m: m.GATConv(IN, OUT, heads=HEADS, concat=False, negative_slope=0.1), False),
+    ("GATv2Conv", lambda m: m.GATv2Conv(IN, OUT, heads=HEADS), False),
+    ("GATv2Conv", lambda m: m.GATv2Conv(IN, OUT, heads=HEADS, concat=False, share_weights=True), False),
+    ("GATv2Conv", lambda m: m.GATv2Conv(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM), True),
+    ("GATv2Conv", lambda m: m.GATv2Conv(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM, add_self_loops=False), True),
+    ("TransformerConv", lambda m: m.TransformerConv(IN, OUT, heads=HEADS), False),
+    ("TransformerConv", lambda m: m.TransformerConv(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM, root_weight=False), True),
+    ("AGNNConv", lambda m: m.AGNNConv(), False),
+    ("EdgeConv", lambda m: m.EdgeConv(torch.nn.Linear(2 * IN, OUT)), False),
+    ("EdgeConv", lambda m: m.EdgeConv(torch.nn.Linear(2 * IN, OUT), aggr="mean"), False),
+]
+
+
+def pair(make):
+    torch.manual_seed(1)
+    theirs = make(pyg).double()
+    ours = make(gnnjit.nn).double()
+    ours.load_state_dict(theirs.state_dict())  # the same names and shapes: strict
+    for p in theirs.parameters():  # nonzero biases, so a dropped one shows
+        with torch.no_grad():
+            p.add_(0.1 * torch.randn_like(p))
+    ours.load_state_dict(theirs.state_dict())
+    return theirs, ours
+
+
+def run(module, x, edge_index, edge_attr, uses_edges, weights):
+    x = x.clone().requires_grad_(True)
+    ea = edge_attr.clone().requires_grad_(True) if uses_edges else None
+    out = module(x, edge_index, ea) if uses_edges else module(x, edge_index)
+    (out * weights).sum().backward()
+    grads = {"x": x.grad}
+    if uses_edges:
+        grads["edge_attr"] = ea.grad
+    grads.update({name: p.grad for name, p in module.named_parameters()})
+    return out.detach(), grads
+
+
+@pytest.mark.parametrize("name, make, uses_edges", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_layer_matches_pyg_forward_and_every_gradient(name, make, uses_edges):
+    edge_index, x, edge_attr = random_graph()
+    theirs, ours = pair(make)
+    ours_out = ours(x, edge_index, edge_attr) if uses_edges else ours(x, edge_index)
+    weights = torch.randn_like(ours_out)
+    want, want_grads = run(theirs, x, edge_index, edge_attr, uses_edges, weights)
+    got, got_grads = run(ours, x, edge_index, edge_attr, uses_edges, weights)
+    torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-9)
+    assert set(got_grads) == set(want_grads)
+    for key in want_grads:
+        if want_grads[key] is None:  # a parameter PyG keeps but does not use (TransformerConv's lin_skip)
+            assert got_grads[key] is None, key
+            continue
+        assert got_grads[key] is not None, key
+        torch.testing.assert_close(got_grads[key], want_grads[key], rtol=1e-8, atol=1e-9, msg=key)
+
+
+@pytest.mark.parametrize("name", gnnjit.nn.__all__)
+def test_signatures_match_pyg(name):
+    for method in ["__init__", "forward"]:
+        ours = list(inspect.signature(getattr(getattr(gnnjit.nn, name), method)).parameters)
+        theirs = list(inspect.signature(getattr(getattr(pyg, name), method)).parameters)
+        assert ours == theirs, (name, method)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: gnnjit.nn.GCNConv(IN, OUT, improved=True), "improved=True"),
+        (lambda: gnnjit.nn.GCNConv(IN, OUT, normalize=False), "normalize=False"),
+        (lambda: gnnjit.nn.GATv2Conv(IN, OUT, dropout=0.5), "dropout"),
+        (lambda: gnnjit.nn.GATConv(IN, OUT, residual=True), "residual"),
+        (lambda: gnnjit.nn.SAGEConv(IN, OUT, normalize=True), "normalize"),
+        (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr="std"), "aggr"),
+        (lambda: gnnjit.nn.TransformerConv(IN, OUT, beta=True), "beta"),
+        (lambda: gnnjit.nn.EdgeConv(torch.nn.Sequential(torch.nn.Linear(2 * IN, OUT))), "Linear"),
+        (lambda: gnnjit.nn.GCNConv(IN, OUT, node_dim=1), "node_dim"),
+        (lambda: gnnjit.nn.GCNConv(IN, OUT, flow="target_to_source"), "flow"),
+    ],
+)
+def test_unsupported_arguments_are_refused_never_ignored(make, message):
+    with pytest.raises(NotImplementedError, match=message):
+        make()
+
+
+def test_unsupported_forward_arguments_and_bad_inputs_are_refused():
+    edge_index, x, edge_attr = random_graph()
+    with pytest.raises(NotImplementedError, match="return_attention_weights"):
+        gnnjit.nn.GATv2Conv(IN, OUT)(x.float(), edge_index, return_attention_weights=True)
+    with pytest.raises(gnnjit.Error, match="edge_dim"):
+        gnnjit.nn.GATv2Conv(IN, OUT)(x.float(), edge_index, edge_attr.float())
+    with pytest.raises(gnnjit.Error, match="float32 or float64"):
+        gnnjit.nn.SAGEConv(IN, OUT, aggr="max").half()(x.half(), edge_index)
+    with pytest.raises(gnnjit.Error, match=r"\[2, num_edges\]"):
+        gnnjit.nn.SAGEConv(IN, OUT)(x.float(), edge_index.t())
+    with pytest.raises(NotImplementedError, match="constant"):
+        gnnjit.nn.GCNConv(IN, OUT)(x.float(), edge_index, torch.rand(edge_index.size(1), requires_grad=True))
+
+
+def test_graphs_are_cached_and_never_stale():
+    edge_index, x, _ = random_graph()
+    cache = GraphCache(size=2)
+    g1 = cache.get(edge_index, 30)
+    assert cache.get(edge_index, 30) is g1 and cache.builds == 1
+    same_values = edge_index.clone()  # a new tensor: a new graph
+    assert cache.get(same_values, 30) is not g1 and cache.builds == 2
+    edge_index[1, 0] = (edge_index[1, 0] + 1) % 30  # in place: the version counter moves
+    assert cache.get(edge_index, 30) is not g1 and cache.builds == 3
+    assert cache.get(edge_index, 31).num_nodes == 31  # another node count is another graph
+    # A layer sees an in-place change: its output follows PyG's on the changed edges.
+    theirs, ours = pair(lambda m: m.SAGEConv(IN, OUT, aggr="max"))
+    before = ours(x, edge_index)
+    edge_index[0, :5] = (edge_index[0, :5] + 7) % 30
+    after = ours(x, edge_index)
+    assert not torch.equal(before, after)
+    torch.testing.assert_close(after, theirs(x, edge_index), rtol=1e-9, atol=1e-9)
+
+
+def test_stride_zero_gradients_and_deterministic_results():
+    edge_index, x, _ = random_graph()
+    theirs, ours = pair(lambda m: m.GATv2Conv(IN, OUT, heads=HEADS))
+    grads = []
+    for module in [theirs, ours, ours]:
+        xx = x.clone().requires_grad_(True)
+        module(xx, edge_index).sum().backward()  # an expanded (stride-0) gradient of ones
+        grads.append(xx.grad)
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-8, atol=1e-9)
+    assert torch.equal(grads[1], grads[2])  # run to run, bit for bit
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_opcheck_on_the_layer_op(weighted):
+    edge_index, x, _ = random_graph()
+    torch.manual_seed(2)
+    if weighted:
+        spec, loops, size = layer_spec("gcn", dim=OUT, weighted=True), "add", [OUT]
+        edge_weight = torch.rand(edge_index.size(1), dtype=torch.float32)
+    else:
+        spec, loops, size = layer_spec("gatv2", dim=OUT, heads=HEADS), "replace", [HEADS * OUT] * 3
+        edge_weight = None
+    rows = [30] * len(size)
+    if not weighted:
+        rows[-1] = 1  # att is a parameter
+    inputs = [torch.randn(r, c, dtype=torch.float64, requires_grad=True) for r, c in zip(rows, size)]
+    torch.library.opcheck(torch.ops.gnnjit.layer_forward.default, (spec, edge_index, edge_weight, 30, loops, inputs))
+
+
+def test_compiles_without_graph_breaks():
+    edge_index, x, _ = random_graph()
+    model = gnnjit.nn.GATv2Conv(IN, OUT, heads=HEADS).double()
+    eager = model(x, edge_index)
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(compiled(x, edge_index), eager)
