@@ -104,6 +104,14 @@ nb::object numpyArray(const ref::Tensor &tensor) {
 template <typename T> nb::object numpyVector(const std::vector<T> &values) {
   return ownedNumpy(values.data(), values.size(), {values.size()});
 }
+template <typename T> nb::object numpyMatrix(const std::vector<T> &values, int64_t rows, int64_t cols) {
+  if (static_cast<int64_t>(values.size()) != rows * cols)
+    throwInternalError("a {} x {} array from {} values", rows, cols, values.size());
+  return ownedNumpy(values.data(), values.size(), {static_cast<size_t>(rows), static_cast<size_t>(cols)});
+}
+template nb::object numpyMatrix(const std::vector<int64_t> &, int64_t, int64_t);
+template nb::object numpyMatrix(const std::vector<float> &, int64_t, int64_t);
+
 template nb::object numpyVector(const std::vector<int64_t> &);
 template nb::object numpyVector(const std::vector<float> &);
 template nb::object numpyVector(const std::vector<double> &);

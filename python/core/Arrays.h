@@ -32,5 +32,7 @@ std::vector<float> toFloats(const AnyArray &array, const std::string &what);
 /// New numpy arrays owning a copy of `values`.
 nanobind::object numpyArray(const ref::Tensor &tensor);
 template <typename T> nanobind::object numpyVector(const std::vector<T> &values);
+/// A rows x cols numpy array of row-major `values`.
+template <typename T> nanobind::object numpyMatrix(const std::vector<T> &values, int64_t rows, int64_t cols);
 
 } // namespace gnnjit::python

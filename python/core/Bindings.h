@@ -18,5 +18,7 @@ void registerGraph(nanobind::module_ &m);
 void registerLayers(nanobind::module_ &m);
 /// The CPU reference executor (float64) on arrays.
 void registerReference(nanobind::module_ &m);
+/// gnnjit.load_dataset: datasets and generated graphs as arrays.
+void registerDatasets(nanobind::module_ &m);
 
 } // namespace gnnjit::python

@@ -6,8 +6,13 @@
 NB_MODULE(_core, m) {
   m.doc() = "gnnjit's C++ core: graphs, layers, the CPU reference executor";
   m.attr("generator_version") = gnnjit::codegen::kGeneratorVersion;
+  // torch's operator registry and gnnjit.ops' layer cache keep gnnjit objects
+  // until after this module is torn down at exit: not leaks, but nanobind
+  // would report each one then.
+  nanobind::set_leak_warnings(false);
   gnnjit::python::registerErrors(m);
   gnnjit::python::registerGraph(m);
   gnnjit::python::registerLayers(m);
   gnnjit::python::registerReference(m);
+  gnnjit::python::registerDatasets(m);
 }

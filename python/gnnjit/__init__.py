@@ -16,6 +16,7 @@ from gnnjit._core import (
     Layer,
     generator_version,
     library,
+    load_dataset,
     reference_backward,
     reference_forward,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "Layer",
     "generator_version",
     "library",
+    "load_dataset",
     "reference_backward",
     "reference_forward",
 ]

@@ -166,3 +166,26 @@ def test_export_writes_cuda_sources_without_a_gpu(tmp_path):
     assert summary["arch"] == "sm_90" and summary["modules"] > 0
     assert (tmp_path / "plan.json").exists()
     assert any(name.endswith(".cu") for name in summary["files"])
+
+
+def shared_dataset(name):
+    import os
+    from pathlib import Path
+
+    root = os.environ.get("GNNJIT_SHARED_DATASETS") or Path(__file__).resolve().parents[3] / "shared" / "datasets"
+    return str(Path(root) / name)
+
+
+def test_load_dataset_gives_pyg_arrays_and_the_split():
+    cora = gnnjit.load_dataset(shared_dataset("cora"))
+    assert cora["num_nodes"] == 2708 and cora["edge_index"].shape == (2, 10556)
+    assert cora["edge_index"].dtype == np.int64
+    assert cora["features"].shape == (2708, 1433) and cora["features"].dtype == np.float32
+    assert cora["labels"].shape == (2708,) and set(np.unique(cora["labels"])) == set(range(7))
+    assert [len(cora[s]) for s in ("train", "val", "test")] == [140, 500, 1000]
+    g = gnnjit.Graph(cora["edge_index"], num_nodes=cora["num_nodes"])
+    assert g.num_edges == 10556
+    grid = gnnjit.load_dataset("grid:side=4")  # generators too: edges only
+    assert grid["num_nodes"] == 16 and grid["edge_index"].shape == (2, 48) and "features" not in grid
+    with pytest.raises(gnnjit.Error, match="no-such-dataset"):
+        gnnjit.load_dataset("no-such-dataset")
