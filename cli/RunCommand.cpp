@@ -1,9 +1,6 @@
 #include "cli/RunCommand.h"
 
-#include "autotune/Fingerprint.h"
-#include "autotune/Records.h"
-#include "autotune/TuneLayer.h"
-#include "autotune/Tuner.h"
+#include "autotune/FromRecords.h"
 #include "cli/CudaRun.h"
 #include "cli/GraphOptions.h"
 #include "cli/LayerOptionsCli.h"
@@ -151,79 +148,27 @@ void compareWithReference(const ReferenceRun &reference, const CudaRun &gpu, Run
     r.checks.push_back({"grad", name, exec::compare(t, gpu.gradients().at(name))});
 }
 
-/// What tuning records gave a GPU run.
-struct FromRecords {
-  int stages = 0;   ///< stages planned with a record's config
-  std::string note; ///< records not used, or lines skipped, or empty
-  double ms = 0;    ///< reading the records, fingerprinting the graph, matching and planning them
-  double tuneSeconds = -1; ///< --tune: how long tuning took (-1: records were there, nothing tuned)
-};
-
-/// How many of the rule's tunable stages of `pass` have no record for `base`.
-int stagesWithoutRecords(const lower::PassConfig &rule, const autotune::LoadedRecords &records,
-                         autotune::TuneKey base, lower::Pass pass) {
-  base.pass = std::string(lower::passName(pass));
-  int tunable = 0;
-  for (const lower::StageConfig &s : rule.stages)
-    tunable += std::holds_alternative<std::monostate>(s) ? 0 : 1;
-  return tunable - autotune::replay(rule, records, base).fromRecords;
-}
-
-/// --tune: tunes the layer on this graph (both passes, as `gnnjit tune`)
-/// and appends the winners to `store`; returns the seconds it took.
-double tuneNow(const lower::LoweredLayer &lowered, const graph::Graph &g, const autotune::RecordStore &store,
-               autotune::TuneKey base) {
-  exec::DeviceGraph device(g);
-  const autotune::TunedLayer tuned = autotune::tuneLayer(lowered, device, exec::graphFacts(g));
-  autotune::recordTuned(tuned, std::move(base), store);
-  return tuned.seconds;
-}
-
 /// The passes' configs from the tuning records of this layer, graph and GPU
 /// (`gnnjit tune` writes them; with --tune, written first where any stage
 /// has none), where any match; the rule's otherwise, and always when the
 /// rule was told to force something (--backend-variant,
 /// --unfused-attention-backward).
-FromRecords applyTuningRecords(const lower::LoweredLayer &lowered, const graph::Graph &g, const dsl::Layer &layer,
-                               const layers::LayerOptions &o, const RunArgs &args, CudaRunOptions &options) {
-  FromRecords out;
-  const Stopwatch clock;
-  const autotune::RecordStore store = autotune::RecordStore::inCacheFolder(runtime::defaultCacheDir());
-  if (args.variant != "auto" || args.unfusedAttentionBackward || (!args.tune && !std::filesystem::exists(store.file())))
-    return out;
-  const autotune::TuneKey base =
-      autotune::keyOnThisDevice(layer.hashHex(), autotune::fingerprint(g).key(), o.dim, o.heads);
-  const exec::GraphFacts facts = exec::graphFacts(g);
-  std::vector<lower::Pass> passes{lower::Pass::Forward};
-  if (args.backward)
-    passes.push_back(lower::Pass::Backward);
-  std::vector<lower::PassConfig> rules;
-  for (lower::Pass pass : passes)
-    rules.push_back(exec::ruleConfig(lowered, pass, facts, options.rule));
-  autotune::LoadedRecords records = std::filesystem::exists(store.file()) ? store.load() : autotune::LoadedRecords{};
-  if (args.tune) {
-    int missing = 0;
-    for (size_t k = 0; k < passes.size(); ++k)
-      missing += stagesWithoutRecords(rules[k], records, base, passes[k]);
-    if (missing > 0) {
-      out.tuneSeconds = tuneNow(lowered, g, store, base);
-      records = store.load();
-    }
-  }
-  if (records.skipped > 0)
-    out.note = fmt::format("{} line{} of {} skipped ({})", records.skipped, records.skipped == 1 ? "" : "s",
-                           store.file().string(), records.firstProblem);
-  for (size_t k = 0; k < passes.size(); ++k) {
-    const autotune::RecordedConfig recorded = autotune::recordedConfig(lowered, passes[k], rules[k], records, base);
-    if (recorded.config) {
-      (passes[k] == lower::Pass::Forward ? options.forward : options.backward) = recorded.config;
-      out.stages += recorded.stages;
-    } else if (!recorded.refused.empty()) {
-      out.note = fmt::format("records for this run not used, the planner refused them: {}", recorded.refused);
-    }
-  }
-  out.ms = clock.ms() - std::max(0.0, out.tuneSeconds) * 1e3; // the lookup alone
-  return out;
+autotune::ConfigsFromRecords applyTuningRecords(const lower::LoweredLayer &lowered, const graph::Graph &g,
+                                                const dsl::Layer &layer, const layers::LayerOptions &o,
+                                                const RunArgs &args, CudaRunOptions &options) {
+  if (args.variant != "auto" || args.unfusedAttentionBackward)
+    return {};
+  autotune::RecordLookup lookup;
+  lookup.layerHash = layer.hashHex();
+  lookup.width = o.dim;
+  lookup.heads = o.heads;
+  lookup.backward = args.backward;
+  lookup.tuneMissing = args.tune;
+  lookup.rule = options.rule;
+  autotune::ConfigsFromRecords configs = autotune::configsFromRecords(lowered, g, lookup);
+  options.forward = configs.forward;
+  options.backward = configs.backward;
+  return configs;
 }
 
 void run(const RunArgs &args) {
@@ -290,7 +235,7 @@ void run(const RunArgs &args) {
     CudaRunOptions options;
     options.rule = shape.rule;
     options.reps = args.reps;
-    const FromRecords tuned = applyTuningRecords(lowered, g, layer, r.options, args, options);
+    const autotune::ConfigsFromRecords tuned = applyTuningRecords(lowered, g, layer, r.options, args, options);
     CudaRun gpu(lowered, g, options);
     gpu.prepare(args.backward);
     // The reference needs host copies of the inputs: read them once from
