@@ -5,12 +5,21 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <mutex>
 #include <utility>
 
 namespace gnnjit::runtime {
 
 namespace {
 std::atomic<size_t> liveBytes{0}, peakBytes{0};
+
+std::mutex allocatorMutex;
+std::shared_ptr<DeviceAllocator> installedAllocator;
+
+std::shared_ptr<DeviceAllocator> currentAllocator() {
+  const std::lock_guard lock(allocatorMutex);
+  return installedAllocator;
+}
 
 void countAllocation(size_t bytes) {
   const size_t now = liveBytes.fetch_add(bytes) + bytes;
@@ -20,31 +29,45 @@ void countAllocation(size_t bytes) {
 }
 } // namespace
 
+void setDeviceAllocator(std::shared_ptr<DeviceAllocator> allocator) {
+  const std::lock_guard lock(allocatorMutex);
+  installedAllocator = std::move(allocator);
+}
+
 DeviceMemoryUse deviceMemoryUse() { return {liveBytes.load(), peakBytes.load()}; }
 void resetDeviceMemoryPeak() { peakBytes.store(liveBytes.load()); }
 
 DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
   if (bytes == 0)
     return; // an empty buffer needs neither memory nor a device
-  cudaCheck(cudaMalloc(&data_, bytes), fmt::format("cudaMalloc({} bytes)", bytes));
+  allocator_ = currentAllocator();
+  if (allocator_)
+    data_ = allocator_->allocate(bytes);
+  else
+    cudaCheck(cudaMalloc(&data_, bytes), fmt::format("cudaMalloc({} bytes)", bytes));
   countAllocation(bytes);
 }
 
 DeviceMemory::~DeviceMemory() {
   if (data_) {
-    (void)cudaFree(data_); // a destructor cannot report; a failed free leaks nothing we could reclaim
+    if (allocator_)
+      allocator_->release(data_, bytes_);
+    else
+      (void)cudaFree(data_); // a destructor cannot report; a failed free leaks nothing we could reclaim
     liveBytes.fetch_sub(bytes_);
   }
 }
 
 DeviceMemory::DeviceMemory(DeviceMemory &&other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)),
+      allocator_(std::move(other.allocator_)) {}
 
 DeviceMemory &DeviceMemory::operator=(DeviceMemory &&other) noexcept {
   if (this != &other) {
     DeviceMemory old(std::move(*this));
     data_ = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
+    allocator_ = std::move(other.allocator_);
   }
   return *this;
 }

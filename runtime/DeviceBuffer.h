@@ -1,5 +1,6 @@
-// Device memory owned like a std::vector: allocated with cudaMalloc, freed
-// when the owner goes away, moved never copied.
+// Device memory owned like a std::vector: allocated with cudaMalloc (or the
+// allocator the process installed, e.g. a framework's caching allocator),
+// freed when the owner goes away, moved never copied.
 #pragma once
 
 #include "support/Error.h"
@@ -8,6 +9,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -22,6 +24,23 @@ struct DeviceMemoryUse {
 };
 DeviceMemoryUse deviceMemoryUse();
 void resetDeviceMemoryPeak();
+
+/// Where device memory comes from instead of cudaMalloc: a framework's
+/// allocator (PyTorch's caching allocator from Python), so that its memory
+/// statistics count gnnjit's buffers and its pool reuses them. Each
+/// allocation is returned to the allocator that made it.
+class DeviceAllocator {
+public:
+  virtual ~DeviceAllocator() = default;
+  /// `bytes` (> 0) of device memory on the current device; throws on failure.
+  virtual void *allocate(size_t bytes) = 0;
+  /// Returns what allocate gave; must not throw.
+  virtual void release(void *data, size_t bytes) noexcept = 0;
+};
+
+/// Installs `allocator` for allocations made from now on (null: cudaMalloc
+/// again); memory already allocated goes back where it came from.
+void setDeviceAllocator(std::shared_ptr<DeviceAllocator> allocator);
 
 /// Untyped device bytes. Every failure throws CudaError naming the call and size.
 class DeviceMemory {
@@ -47,6 +66,7 @@ private:
 
   void *data_ = nullptr;
   size_t bytes_ = 0;
+  std::shared_ptr<DeviceAllocator> allocator_; ///< null: cudaMalloc'd
 };
 
 /// A non-owning typed view, for passing a buffer on.

@@ -196,6 +196,38 @@ TEST_CASE("a CUDA failure is blamed on the machine only when the machine caused 
   CHECK_FALSE(std::is_base_of_v<UserError, CudaError>);
 }
 
+/// Hands out host bytes as if they were device memory (nothing dereferences
+/// them here) and records what it was asked.
+struct RecordingAllocator : DeviceAllocator {
+  std::vector<size_t> allocated, released;
+  void *allocate(size_t bytes) override {
+    allocated.push_back(bytes);
+    return ::operator new(bytes);
+  }
+  void release(void *data, size_t bytes) noexcept override {
+    released.push_back(bytes);
+    ::operator delete(data);
+  }
+};
+
+TEST_CASE("an installed allocator serves device memory, and each buffer goes back to the allocator that made it") {
+  auto allocator = std::make_shared<RecordingAllocator>();
+  const size_t liveBefore = deviceMemoryUse().live;
+  {
+    setDeviceAllocator(allocator);
+    DeviceBuffer<float> a(16);
+    DeviceMemory empty(0); // no allocation for nothing
+    DeviceBuffer<int64_t> other(4);
+    setDeviceAllocator(nullptr); // later buffers use cudaMalloc again; these still go back to `allocator`
+    CHECK(allocator->allocated == std::vector<size_t>{64, 32});
+    CHECK(deviceMemoryUse().live == liveBefore + 96);
+    DeviceBuffer<float> b(std::move(a));
+    CHECK(allocator->released.empty());
+  }
+  CHECK(allocator->released.size() == 2);
+  CHECK(deviceMemoryUse().live == liveBefore);
+}
+
 TEST_CASE("without a GPU, device memory and loading fail with a CudaError") {
   if (hasCudaDevice()) {
     MESSAGE("SKIPPED: a CUDA device is present; this checks the no-device path");
