@@ -39,6 +39,8 @@ struct LayerRunner::Compiled {
   Program program;
   std::vector<std::vector<runtime::Kernel>> kernels; ///< per module, per entry
   ProgramBuffers buffers;
+  /// The runner's own results (calls without CallBuffers) and their views.
+  std::map<std::string, runtime::DeviceBuffer<float>, std::less<>> ownTargets;
   DeviceTensors outputs;
 };
 
@@ -133,17 +135,37 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
 }
 
 const DeviceTensors &LayerRunner::forward(const DeviceTensors &inputs, cudaStream_t stream) {
-  return run(Pass::Forward, inputs, stream);
+  return run(Pass::Forward, inputs, nullptr, stream);
 }
 
 const DeviceTensors &LayerRunner::backward(const DeviceTensors &inputs, cudaStream_t stream) {
-  return run(Pass::Backward, inputs, stream);
+  return run(Pass::Backward, inputs, nullptr, stream);
 }
 
-const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cudaStream_t stream) {
+const DeviceTensors &LayerRunner::forward(const DeviceTensors &inputs, CallBuffers &call, cudaStream_t stream) {
+  return run(Pass::Forward, inputs, &call, stream);
+}
+
+const DeviceTensors &LayerRunner::backward(const DeviceTensors &inputs, CallBuffers &call, cudaStream_t stream) {
+  return run(Pass::Backward, inputs, &call, stream);
+}
+
+std::vector<SavedValue> LayerRunner::savedValues() {
+  const int64_t n = graph_.numNodes();
+  const size_t positionBytes = graph_.host().indexType() == graph::IndexType::Int64 ? 8 : 4;
+  std::vector<SavedValue> out;
+  for (const lower::SavedBuffer &b : compiled(Pass::Forward, true).program.plan.saved) {
+    if (b.perEdge)
+      throwInternalError("layer {}: saved value '{}' has a row per edge; callers' saved values are per node",
+                         lowered_.layer.name(), b.name);
+    out.push_back({b.name, n, b.width, b.positions ? positionBytes : sizeof(float), b.positions, b.aliasOf});
+  }
+  return out;
+}
+
+bool LayerRunner::checkInputs(Pass pass, const DeviceTensors &inputs) const {
   const std::string &layer = lowered_.layer.name();
   const int64_t n = graph_.numNodes();
-  // Check every binding before anything runs.
   std::vector<InputPtr> expected = lowered_.layer.inputs();
   if (pass == Pass::Backward)
     for (const InputPtr &g : lowered_.backward.plan.outputGradients)
@@ -172,34 +194,58 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
     if (std::none_of(expected.begin(), expected.end(), [&](const InputPtr &d) { return d->name == name; }))
       throwUserError("layer {}: binding '{}' names no input of the {} pass", layer, name,
                      pass == Pass::Forward ? "forward" : "backward");
+  return aligned;
+}
 
-  Compiled &c = compiled(pass, aligned);
-  const lower::PassPlan &plan = c.program.plan;
-  if (pass == Pass::Backward && !plan.saved.empty() && !forwardRan_)
-    throwUserError("layer {}: the backward pass reads what the forward pass saves ({}); run forward on this runner "
-                   "first",
-                   layer, plan.saved.front().name);
-  if (c.buffers.scratch.empty())
-    for (const lower::ScratchBuffer &b : plan.scratch)
-      c.buffers.scratch.emplace_back(static_cast<size_t>((b.global ? 1 : n) * b.width));
-  if (c.buffers.targets.empty())
-    for (const lower::Target &t : plan.targets) {
+void LayerRunner::bindOwnTargets(Compiled &c, cudaStream_t stream) {
+  const int64_t n = graph_.numNodes();
+  if (c.ownTargets.empty())
+    for (const lower::Target &t : c.program.plan.targets) {
       const int64_t rows = t.rows(n, graph_.host().numEdgeIds());
       auto &buffer =
-          c.buffers.targets.emplace(t.name, runtime::DeviceBuffer<float>(static_cast<size_t>(rows * t.width)))
-              .first->second;
+          c.ownTargets.emplace(t.name, runtime::DeviceBuffer<float>(static_cast<size_t>(rows * t.width))).first->second;
       // Rows of edge ids cleaning removed are never written: their gradient is 0.
       if (t.perEdge && graph_.host().numEdgeIds() > graph_.numEdges())
         GNNJIT_CUDA_CHECK(cudaMemsetAsync(buffer.data(), 0, buffer.size() * sizeof(float), stream));
       c.outputs[t.name] = DeviceTensor{buffer.data(), rows, t.width, t.width};
     }
+  c.buffers.targets = c.outputs;
+}
+
+void LayerRunner::bindCallerTargets(Compiled &c, const DeviceTensors &results, cudaStream_t stream) const {
+  const std::string &layer = lowered_.layer.name();
+  const int64_t n = graph_.numNodes();
+  const lower::PassPlan &plan = c.program.plan;
+  for (const auto &[name, t] : results)
+    if (std::none_of(plan.targets.begin(), plan.targets.end(), [&](const lower::Target &x) { return x.name == name; }))
+      throwUserError("layer {}: result buffer '{}' names no result of the {} pass", layer, name, passName(plan.pass));
+  c.buffers.targets.clear();
+  for (const lower::Target &t : plan.targets) {
+    const auto it = results.find(t.name);
+    if (it == results.end())
+      throwUserError("layer {}: no buffer for the {} pass's result '{}'", layer, passName(plan.pass), t.name);
+    const DeviceTensor &r = it->second;
+    const int64_t rows = t.rows(n, graph_.host().numEdgeIds());
+    if (r.rows != rows || r.cols != t.width || r.ld != t.width)
+      throwUserError("layer {}: result '{}' is {} x {} floats with row stride {}; expected contiguous {} x {}", layer,
+                     t.name, r.rows, r.cols, r.ld, rows, t.width);
+    if (!r.data && rows * t.width > 0)
+      throwUserError("layer {}: result '{}' is a null pointer", layer, t.name);
+    if (t.perEdge && graph_.host().numEdgeIds() > graph_.numEdges() && rows * t.width > 0)
+      GNNJIT_CUDA_CHECK(cudaMemsetAsync(r.data, 0, static_cast<size_t>(rows * t.width) * sizeof(float), stream));
+    c.buffers.targets[t.name] = r;
+  }
+}
+
+void LayerRunner::bindOwnSaved(Pass pass, Compiled &c) {
+  const int64_t n = graph_.numNodes();
   // Saved values live as long as the runner: the forward writes them, the
   // backward reads them.
-  for (const lower::SavedBuffer &b : plan.saved) {
+  for (const lower::SavedBuffer &b : c.program.plan.saved) {
     if (!b.aliasOf.empty()) {
       // The forward's output is the saved value: the last forward's buffer.
       if (pass == Pass::Forward)
-        savedAt_[b.name] = c.buffers.targets.at(b.aliasOf).data();
+        savedAt_[b.name] = c.buffers.targets.at(b.aliasOf).data;
       continue;
     }
     if (saved_.count(b.name))
@@ -210,7 +256,52 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, cu
         saved_.emplace(b.name, runtime::DeviceMemory(static_cast<size_t>(rows * b.width) * element)).first->second.data();
   }
   c.buffers.saved = &savedAt_;
-  launchProgram(c.program, c.kernels, graph_, inputs, c.buffers, stream, layer);
+}
+
+void LayerRunner::bindCallerSaved(Pass pass, Compiled &c, const CallBuffers &call) {
+  const std::string &layer = lowered_.layer.name();
+  const size_t positionBytes = graph_.host().indexType() == graph::IndexType::Int64 ? 8 : 4;
+  callSavedAt_.clear();
+  for (const lower::SavedBuffer &b : c.program.plan.saved) {
+    if (!b.aliasOf.empty() && pass == Pass::Forward) {
+      callSavedAt_[b.name] = c.buffers.targets.at(b.aliasOf).data;
+      continue;
+    }
+    const auto it = call.saved.find(b.name);
+    if (it == call.saved.end() || !it->second.data)
+      throwUserError("layer {}: no buffer for the saved value '{}'{}", layer, b.name,
+                     b.aliasOf.empty() ? "" : fmt::format(" (the forward's output '{}')", b.aliasOf));
+    const size_t rows = static_cast<size_t>(b.perEdge ? graph_.numEdges() : graph_.numNodes());
+    const size_t needed = rows * static_cast<size_t>(b.width) * (b.positions ? positionBytes : sizeof(float));
+    if (it->second.bytes < needed)
+      throwUserError("layer {}: the saved value '{}' needs {} bytes; its buffer has {}", layer, b.name, needed,
+                     it->second.bytes);
+    callSavedAt_[b.name] = it->second.data;
+  }
+  c.buffers.saved = &callSavedAt_;
+}
+
+const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, CallBuffers *call, cudaStream_t stream) {
+  const bool aligned = checkInputs(pass, inputs);
+  Compiled &c = compiled(pass, aligned);
+  const lower::PassPlan &plan = c.program.plan;
+  if (pass == Pass::Backward && !call && !plan.saved.empty() && !forwardRan_)
+    throwUserError("layer {}: the backward pass reads what the forward pass saves ({}); run forward on this runner "
+                   "first",
+                   lowered_.layer.name(), plan.saved.front().name);
+  if (c.buffers.scratch.empty())
+    for (const lower::ScratchBuffer &b : plan.scratch)
+      c.buffers.scratch.emplace_back(static_cast<size_t>((b.global ? 1 : graph_.numNodes()) * b.width));
+  if (call) {
+    bindCallerTargets(c, call->results, stream);
+    bindCallerSaved(pass, c, *call);
+  } else {
+    bindOwnTargets(c, stream);
+    bindOwnSaved(pass, c);
+  }
+  launchProgram(c.program, c.kernels, graph_, inputs, c.buffers, stream, lowered_.layer.name());
+  if (call)
+    return call->results;
   forwardRan_ |= pass == Pass::Forward;
   return c.outputs;
 }

@@ -63,6 +63,37 @@ std::vector<runtime::Source> programSources(const lower::LoweredLayer &lowered, 
 void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
                     const RunnerOptions &options, CompileReport &report);
 
+/// A value the forward pass saves for the backward: one row per node of
+/// `width` elements, floats or CSR positions (the graph's index type); or,
+/// when `aliasOf` names a forward output, that output's values (no memory
+/// of its own: the backward reads the output).
+struct SavedValue {
+  std::string name;
+  int64_t rows = 0, width = 0;
+  size_t elementBytes = sizeof(float);
+  bool positions = false;
+  std::string aliasOf;
+  size_t bytes() const { return static_cast<size_t>(rows * width) * elementBytes; }
+};
+
+/// Device memory given by the caller, `bytes` long.
+struct DeviceBytes {
+  void *data = nullptr;
+  size_t bytes = 0;
+};
+
+/// Memory one call uses that the caller owns (a framework's tensors) instead
+/// of the runner's: the pass's results by name (the forward's outputs, the
+/// backward's input gradients; contiguous rows) and every saved value by
+/// name (the forward writes them, the backward reads them; for a value that
+/// aliases a forward output, the backward is given that output). Calls with
+/// their own buffers are independent: any number of forwards may precede
+/// the backwards that read their saved values.
+struct CallBuffers {
+  DeviceTensors results;
+  std::map<std::string, DeviceBytes, std::less<>> saved;
+};
+
 class LayerRunner {
 public:
   LayerRunner(const lower::LoweredLayer &lowered, DeviceGraph &graph, RunnerOptions options = {});
@@ -81,6 +112,14 @@ public:
   /// is (GAT, GATv2, the Transformer with concatenated heads) is that
   /// output itself: leave the forward's outputs unchanged until then.
   const DeviceTensors &backward(const DeviceTensors &inputs, cudaStream_t stream = nullptr);
+  /// The same passes writing (and reading) the caller's memory: `call`'s
+  /// results and saved values, as savedValues() lists them; returns
+  /// call.results. The runner keeps only scratch between kernels.
+  const DeviceTensors &forward(const DeviceTensors &inputs, CallBuffers &call, cudaStream_t stream = nullptr);
+  const DeviceTensors &backward(const DeviceTensors &inputs, CallBuffers &call, cudaStream_t stream = nullptr);
+  /// What the forward saves for the backward (planned and compiled on first
+  /// use, for inputs whose rows allow vector loads).
+  std::vector<SavedValue> savedValues();
 
   /// The program of a pass for inputs whose rows allow vector loads
   /// (aligned) or not; planned and compiled on first use.
@@ -95,7 +134,14 @@ public:
 private:
   struct Compiled;
   Compiled &compiled(Pass pass, bool aligned);
-  const DeviceTensors &run(Pass pass, const DeviceTensors &inputs, cudaStream_t stream);
+  /// Checks every binding of `pass` against the layer; whether the node
+  /// inputs' rows allow vector loads.
+  bool checkInputs(Pass pass, const DeviceTensors &inputs) const;
+  void bindOwnTargets(Compiled &c, cudaStream_t stream);
+  void bindCallerTargets(Compiled &c, const DeviceTensors &results, cudaStream_t stream) const;
+  void bindOwnSaved(Pass pass, Compiled &c);
+  void bindCallerSaved(Pass pass, Compiled &c, const CallBuffers &call);
+  const DeviceTensors &run(Pass pass, const DeviceTensors &inputs, CallBuffers *call, cudaStream_t stream);
 
   lower::LoweredLayer lowered_;
   DeviceGraph &graph_;
@@ -105,6 +151,7 @@ private:
   /// passes; and where every saved value is, these or forward outputs.
   std::map<std::string, runtime::DeviceMemory, std::less<>> saved_;
   std::map<std::string, void *, std::less<>> savedAt_;
+  std::map<std::string, void *, std::less<>> callSavedAt_; ///< a call's own saved values
   bool forwardRan_ = false; ///< the saved values hold something
   CompileReport report_;
 };

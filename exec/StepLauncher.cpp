@@ -206,7 +206,12 @@ private:
     frame.numRows = s.global ? 1 : graph_.numNodes();
     launch(0, frame);
   }
-  void launchStep(const lower::ZeroStep &s) { buffers_.targets.at(s.target).fillZero(stream_); }
+  void launchStep(const lower::ZeroStep &s) {
+    const DeviceTensor &t = buffers_.targets.at(s.target);
+    if (t.rows * t.cols > 0)
+      GNNJIT_CUDA_CHECK(
+          cudaMemsetAsync(t.data, 0, static_cast<size_t>(t.rows * t.cols) * sizeof(float), stream_));
+  }
 
   int64_t savedWidth(std::string_view name) const {
     for (const lower::SavedBuffer &b : program_.plan.saved)
@@ -226,7 +231,7 @@ private:
   /// Where a step writes: its target, or its scratch buffer.
   float *resultOf(const std::string &target, int aggregate) {
     return target.empty() ? buffers_.scratch[static_cast<size_t>(aggregate)].data()
-                          : buffers_.targets.at(target).data();
+                          : buffers_.targets.at(target).data;
   }
 
   uint64_t bind(const KernelParam &p, const LaunchFrame &frame) {
@@ -252,7 +257,7 @@ private:
     case ParamKind::AggregateStride:
       return num(program_.plan.scratch.at(static_cast<size_t>(std::stoi(p.ref))).width);
     case ParamKind::OutputData:
-      return ptr(buffers_.targets.at(p.ref).data());
+      return ptr(buffers_.targets.at(p.ref).data);
     case ParamKind::OutputStride:
       return num(program_.plan.target(p.ref).width);
     case ParamKind::Partials:

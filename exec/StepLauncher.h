@@ -16,11 +16,12 @@
 
 namespace gnnjit::exec {
 
-/// The buffers a program writes: scratch, targets, partial sums; and the
-/// runner's saved values, shared with the other pass.
+/// The buffers a program writes: scratch, targets (the runner's or the
+/// caller's: contiguous rows), partial sums; and the saved values, shared
+/// with the other pass.
 struct ProgramBuffers {
   std::vector<runtime::DeviceBuffer<float>> scratch;
-  std::map<std::string, runtime::DeviceBuffer<float>, std::less<>> targets;
+  DeviceTensors targets;
   runtime::DeviceBuffer<float> partials;        ///< grown on demand
   runtime::DeviceBuffer<float> sumPartials;     ///< an attention step's per-group sums over all edges, grown on demand
   runtime::DeviceBuffer<int64_t> partialArgs;   ///< arg positions of a reduction's segment partials, or its packed slots

@@ -156,6 +156,13 @@ TEST_CASE("edge ids with gaps: self loops replaced, duplicates removed; edge inp
   MESSAGE(test::gpuChecks << " tensors checked");
 }
 
+TEST_CASE("the caller's buffers: results, saved softmax states and aliased outputs, forwards before backwards") {
+  const auto g = test::loadGraph("rmat:scale=9,ef=8,seed=4");
+  for (const AttentionCase &c : attentionCases())
+    test::runWithCallerBuffers(reference(c.build(c.multiHead ? 4 : 1, 32), *g), *g, c.label + " on rmat 9", gridInputs);
+  MESSAGE(test::gpuChecks << " tensors checked");
+}
+
 TEST_CASE("forced heavy rows: segments merge softmax states and sums in order") {
   // Threshold 16 edges and segments of 8: most rows of the R-MAT graph are split.
   RuleOptions rule;

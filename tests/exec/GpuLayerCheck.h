@@ -80,6 +80,59 @@ inline void runAndCheck(const Expected &e, const graph::Graph &g, const std::str
       FAIL_CHECK(what << ": the gradient of " << name << " changed between two runs");
 }
 
+/// A call's results and saved values in memory the test owns, as a
+/// framework's tensors would be.
+struct CallerMemory {
+  std::vector<runtime::DeviceBuffer<float>> results;
+  std::vector<runtime::DeviceMemory> saved;
+  exec::CallBuffers call;
+
+  /// Buffers for every result of `targets` (rows x width each) and every
+  /// saved value the runner lists, except those aliasing an output.
+  CallerMemory(exec::LayerRunner &runner, const std::vector<lower::Target> &targets, const graph::Graph &g) {
+    for (const lower::Target &t : targets) {
+      const int64_t rows = t.rows(g.numNodes(), g.numEdgeIds());
+      results.emplace_back(static_cast<size_t>(rows * t.width));
+      call.results[t.name] = exec::DeviceTensor{results.back().data(), rows, t.width, t.width};
+    }
+    for (const exec::SavedValue &v : runner.savedValues())
+      if (v.aliasOf.empty()) {
+        saved.emplace_back(v.bytes());
+        call.saved[v.name] = exec::DeviceBytes{saved.back().data(), v.bytes()};
+      }
+  }
+};
+
+/// Forward and backward with the caller's buffers: two forwards (the
+/// reference's inputs, then others) before the backward of the first, which
+/// must read the first's saved values; results must equal the reference and,
+/// bit for bit, what the runner gives with its own buffers.
+inline void runWithCallerBuffers(const Expected &e, const graph::Graph &g, const std::string &what,
+                                 const InputDraw &draw, const exec::RuleOptions &rule = {}) {
+  exec::DeviceGraph dg(g);
+  exec::RunnerOptions options;
+  options.rule = rule;
+  exec::LayerRunner runner(e.lowered, dg, options);
+  const exec::UploadedTensors in(e.inputs), other(draw(e.lowered.layer.inputs(), g, 99));
+  CallerMemory first(runner, runner.program(lower::Pass::Forward).plan.targets, g);
+  CallerMemory second(runner, runner.program(lower::Pass::Forward).plan.targets, g);
+  checkAgainst(e.outputs, runner.forward(in.tensors(), first.call), what + " forward into the caller's buffers");
+  runner.forward(other.tensors(), second.call);
+  CallerMemory grads(runner, runner.program(lower::Pass::Backward).plan.targets, g);
+  grads.call.saved = first.call.saved;
+  for (const exec::SavedValue &v : runner.savedValues())
+    if (!v.aliasOf.empty()) {
+      const exec::DeviceTensor &out = first.call.results.at(v.aliasOf);
+      grads.call.saved[v.name] = exec::DeviceBytes{out.data, static_cast<size_t>(out.rows * out.cols) * sizeof(float)};
+    }
+  const exec::UploadedTensors bin(e.backwardInputs);
+  checkAgainst(e.gradients, runner.backward(bin.tensors(), grads.call), what + " backward from the caller's buffers");
+  runner.forward(in.tensors());
+  for (const auto &[name, t] : runner.backward(bin.tensors()))
+    if (exec::download(t).values != exec::download(grads.call.results.at(name)).values)
+      FAIL_CHECK(what << ": the gradient of " << name << " differs between the caller's and the runner's buffers");
+}
+
 /// The graph of `spec` with `index`, named after the spec.
 inline std::unique_ptr<graph::Graph> loadGraph(const std::string &spec,
                                                graph::IndexChoice index = graph::IndexChoice::Int32) {

@@ -76,6 +76,17 @@ void sweep(const graph::Graph &g, const std::vector<int64_t> &widths, const std:
 
 } // namespace
 
+TEST_CASE("the caller's buffers: results and saved arg positions, forwards before backwards; int32 and int64") {
+  for (graph::IndexChoice index : {graph::IndexChoice::Int32, graph::IndexChoice::Int64}) {
+    const auto g = test::loadGraph("rmat:scale=9,ef=8,seed=4", index);
+    for (const test::ReductionLayerCase &c : test::reductionLayerCases())
+      test::runWithCallerBuffers(reference(c.build(33), *g), *g,
+                                 fmt::format("{} on rmat 9 {}", c.label, graph::indexTypeName(g->indexType())),
+                                 gridInputs);
+  }
+  MESSAGE(test::gpuChecks << " tensors checked");
+}
+
 TEST_CASE("every reduction layer on every shared dataset") {
   for (const char *name : {"cora", "citeseer", "pubmed", "squirrel", "tolokers", "email-Eu-core"}) {
     if (!test::sharedFile(name))

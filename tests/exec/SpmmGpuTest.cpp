@@ -11,6 +11,7 @@
 #include "ref/Executor.h"
 #include "support/Random.h"
 
+#include "GpuLayerCheck.h"
 #include "SpmmTestLayers.h"
 #include "TestData.h"
 
@@ -164,6 +165,22 @@ TEST_CASE("strided, unaligned input rows take the scalar-load kernel and agree")
       const Expected e = reference(c, *g);
       runAndCheck(e, *g, Variant::Generated, padding, fmt::format("{} padding {}", c.label, padding));
     }
+}
+
+TEST_CASE("the caller's buffers: results written by the generated kernel and by cuSPARSE") {
+  for (bool weighted : {false, true}) {
+    const auto g = makeGraph({"rmat:scale=9,ef=8,seed=4", {}}, weighted, graph::IndexChoice::Int32);
+    for (const test::SpmmLayerCase &c : test::spmmLayerCases(33)) {
+      if (c.options.weighted != weighted)
+        continue;
+      const test::Expected e = test::reference(layers::buildLayer(c.layer, c.options), *g, randomInputs);
+      for (Variant variant : {Variant::Generated, Variant::Cusparse}) {
+        RuleOptions rule;
+        rule.variant = variant;
+        test::runWithCallerBuffers(e, *g, fmt::format("{} {}", c.label, variantName(variant)), randomInputs, rule);
+      }
+    }
+  }
 }
 
 TEST_CASE("a graph without edges, and one node with every edge") {
