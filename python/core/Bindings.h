@@ -20,5 +20,8 @@ void registerLayers(nanobind::module_ &m);
 void registerReference(nanobind::module_ &m);
 /// gnnjit.load_dataset: datasets and generated graphs as arrays.
 void registerDatasets(nanobind::module_ &m);
+/// The GPU path for gnnjit.ops: device graphs, layer runners on the
+/// caller's memory and stream, the device allocator.
+void registerCuda(nanobind::module_ &m);
 
 } // namespace gnnjit::python

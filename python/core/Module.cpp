@@ -4,7 +4,7 @@
 #include "codegen/Version.h"
 
 NB_MODULE(_core, m) {
-  m.doc() = "gnnjit's C++ core: graphs, layers, the CPU reference executor";
+  m.doc() = "gnnjit's C++ core: graphs, layers, the CPU reference executor, the GPU runner";
   m.attr("generator_version") = gnnjit::codegen::kGeneratorVersion;
   // torch's operator registry and gnnjit.ops' layer cache keep gnnjit objects
   // until after this module is torn down at exit: not leaks, but nanobind
@@ -15,4 +15,5 @@ NB_MODULE(_core, m) {
   gnnjit::python::registerLayers(m);
   gnnjit::python::registerReference(m);
   gnnjit::python::registerDatasets(m);
+  gnnjit::python::registerCuda(m);
 }

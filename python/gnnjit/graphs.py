@@ -1,7 +1,9 @@
 """Graphs for torch users: a gnnjit.Graph built from an edge_index tensor once
 and found again on later calls with the same tensor.
 
-A cached graph is keyed by where edge_index's data is (pointer, shape,
+Each entry also holds the graph's arrays on each CUDA device and the layers
+compiled for it (gnnjit.ops), which go with it. A cached graph is keyed by
+where edge_index's data is (pointer, shape,
 strides, device, dtype) and its version counter, which every in-place change
 bumps (views share it); the cache holds the tensor, so its memory cannot be
 reused by another while the entry lives. The same goes for edge_weight. So a
@@ -27,6 +29,31 @@ def _key_part(t: Optional[torch.Tensor]):
     return (t.data_ptr(), tuple(t.shape), tuple(t.stride()), str(t.device), str(t.dtype), t._version)
 
 
+class CachedGraph:
+    """A graph built from an edge_index, its arrays on each CUDA device and the layers compiled for it."""
+
+    def __init__(self, graph: _core.Graph, edge_index: torch.Tensor, edge_weight: Optional[torch.Tensor]):
+        self.graph = graph
+        # The tensors are kept with the graph: while cached, their memory is theirs.
+        self.tensors = (edge_index, edge_weight)
+        self._device_graphs: dict = {}
+        self._layers: dict = {}
+
+    def device_graph(self, device: int) -> "_core.DeviceGraph":
+        """The graph's arrays on CUDA device `device` (uploaded as layers need them)."""
+        g = self._device_graphs.get(device)
+        if g is None:
+            g = self._device_graphs[device] = _core.DeviceGraph(self.graph, device)
+        return g
+
+    def cuda_layer(self, key, make) -> "_core.CudaLayer":
+        """The layer runner cached under `key`, made by make(self) the first time."""
+        layer = self._layers.get(key)
+        if layer is None:
+            layer = self._layers[key] = make(self)
+        return layer
+
+
 class GraphCache:
     """The last CACHE_SIZE graphs built, by (edge_index, edge_weight, num_nodes, self_loops)."""
 
@@ -42,18 +69,26 @@ class GraphCache:
         edge_weight: Optional[torch.Tensor] = None,
         self_loops: str = "keep",
     ) -> _core.Graph:
+        return self.entry(edge_index, num_nodes, edge_weight, self_loops).graph
+
+    def entry(
+        self,
+        edge_index: torch.Tensor,
+        num_nodes: int,
+        edge_weight: Optional[torch.Tensor] = None,
+        self_loops: str = "keep",
+    ) -> CachedGraph:
         key = (_key_part(edge_index), _key_part(edge_weight), int(num_nodes), self_loops)
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
-            return entry[0]
-        graph = build_graph(edge_index, num_nodes, edge_weight, self_loops)
+            return entry
+        entry = CachedGraph(build_graph(edge_index, num_nodes, edge_weight, self_loops), edge_index, edge_weight)
         self.builds += 1
-        # The tensors are kept with the graph: while cached, their memory is theirs.
-        self._entries[key] = (graph, edge_index, edge_weight)
+        self._entries[key] = entry
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
-        return graph
+        return entry
 
     def clear(self) -> None:
         self._entries.clear()

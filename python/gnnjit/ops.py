@@ -6,10 +6,24 @@ torch.library custom ops, so they compose with autograd and torch.compile
                                self_loops="add")["out"]
 
 A layer is named by its spec: the options of gnnjit.Layer.from_library as a
-dict (a canonical JSON string inside the ops). On CPU tensors the ops run
-the float64 reference executor (exact, slow: for tests and debugging) and
-return the inputs' dtype; CUDA tensors are refused until the GPU path
-lands. Every op is deterministic.
+dict (a canonical JSON string inside the ops).
+
+CUDA tensors (float32) run gnnjit's generated kernels on torch's current
+stream: inputs are read in place (any row stride; other layouts are copied
+to contiguous rows), outputs, gradients and the values the forward saves for
+the backward are torch tensors, and gnnjit's own device memory (the graph's
+arrays, scratch) comes from torch's caching allocator, so
+torch.cuda.max_memory_allocated counts all of it. Each (layer, graph, width)
+is planned from gnnjit's tuning records when they have it (`gnnjit tune`,
+or tune_on_first_use), else by the rule. Under
+torch.use_deterministic_algorithms(True) cuSPARSE is never used; every
+kernel gnnjit generates is deterministic, so every op is then bitwise
+reproducible. After one call outside, the ops can be captured in a CUDA
+graph (no allocation, synchronisation or host copy happens inside a call
+once the graph and the layer are cached).
+
+CPU tensors (float32 or float64) run the float64 reference executor (exact,
+slow: for tests and debugging) and return the inputs' dtype.
 """
 
 from __future__ import annotations
@@ -22,9 +36,14 @@ import torch
 from torch import Tensor
 
 from gnnjit import _core
-from gnnjit.graphs import default_cache
+from gnnjit.graphs import CachedGraph, default_cache
 
-FLOAT_DTYPES = (torch.float32, torch.float64)
+CPU_DTYPES = (torch.float32, torch.float64)
+CUDA_DTYPES = (torch.float32,)
+
+tune_on_first_use = False
+"""When True, the first CUDA call of a (layer, graph, width) without tuning records tunes it (a few seconds,
+as `gnnjit tune`) and records the winners on disk for every later process."""
 
 
 def layer_spec(name: str, **options) -> str:
@@ -39,25 +58,148 @@ def layer_of(spec: str) -> _core.Layer:
     return _core.Layer.from_library(options.pop("name"), **options)
 
 
-def _graph(edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int, self_loops: str) -> _core.Graph:
-    return default_cache.get(edge_index, num_nodes, edge_weight, self_loops)
+@lru_cache(maxsize=256)
+def saved_layout(spec: str) -> tuple:
+    """(name, width, positions, aliased output or '') of each value the forward saves for the backward on CUDA."""
+    return tuple(_core.saved_layout(layer_of(spec)))
+
+
+def _entry(edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int, self_loops: str) -> CachedGraph:
+    return default_cache.entry(edge_index, num_nodes, edge_weight, self_loops)
 
 
 def _check(layer: _core.Layer, tensors: list[Tensor]) -> None:
+    device = tensors[0].device
     for spec, t in zip(layer.inputs, tensors):
-        if t.dtype not in FLOAT_DTYPES:
+        if t.device != device:
             raise _core.Error(
-                f"layer {layer.name}: input '{spec['name']}' is {t.dtype}; gnnjit takes float32 or float64 tensors"
+                f"layer {layer.name}: input '{spec['name']}' is on {t.device}, input '{layer.inputs[0]['name']}' on "
+                f"{device}; give every input on one device"
             )
-        if t.device.type != "cpu":
-            raise NotImplementedError(
-                f"layer {layer.name}: input '{spec['name']}' is on {t.device}; this build of gnnjit's torch "
-                "operators runs CPU tensors only (the reference executor): move the tensors to the CPU"
-            )
+        if device.type == "cuda":
+            if t.dtype not in CUDA_DTYPES:
+                raise _core.Error(
+                    f"layer {layer.name}: input '{spec['name']}' is {t.dtype}; gnnjit's CUDA kernels take float32 "
+                    "tensors (float64 runs on the CPU reference executor)"
+                )
+        elif device.type == "cpu":
+            if t.dtype not in CPU_DTYPES:
+                raise _core.Error(
+                    f"layer {layer.name}: input '{spec['name']}' is {t.dtype}; gnnjit takes float32 or float64 tensors"
+                )
+        else:
+            raise NotImplementedError(f"layer {layer.name}: tensors on {device}; gnnjit runs CUDA and CPU tensors")
 
 
 def _arrays(layer: _core.Layer, tensors: list[Tensor]) -> dict:
     return {spec["name"]: t.detach().contiguous() for spec, t in zip(layer.inputs, tensors)}
+
+
+# ---- CUDA ------------------------------------------------------------------------------------------------------
+
+
+class _CudaRun:
+    """A compiled layer on one device graph, with what each call needs to know about it."""
+
+    def __init__(self, spec: str, layer: _core.Layer, graph: CachedGraph, device: int, deterministic: bool):
+        _install_allocator()
+        options = json.loads(spec)
+        self.runner = _core.CudaLayer(
+            layer, graph.device_graph(device), width=int(options["dim"]), heads=int(options.get("heads", 1)),
+            tune=tune_on_first_use, deterministic=deterministic,
+        )
+        self.input_names = [s["name"] for s in layer.inputs]
+        self.output_names = [o["name"] for o in layer.outputs]
+        self.forward_results = self.runner.results(False)
+        self.backward_results = self.runner.results(True)
+        self.saved = self.runner.saved_values()
+
+
+_allocator_installed = False
+
+
+def _install_allocator() -> None:
+    """gnnjit's device memory from torch's caching allocator (counted by torch.cuda.memory_allocated)."""
+    global _allocator_installed
+    if not _allocator_installed:
+        _core.set_device_allocator(torch.cuda.caching_allocator_alloc, torch.cuda.caching_allocator_delete)
+        _allocator_installed = True
+
+
+def _cuda_run(spec: str, layer: _core.Layer, entry: CachedGraph, device: torch.device) -> _CudaRun:
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return entry.cuda_layer(
+        (spec, index, deterministic), lambda e: _CudaRun(spec, layer, e, index, deterministic)
+    )
+
+
+def _rows(t: Tensor) -> Tensor:
+    """t as rows the kernels read in place: 2-D, unit column stride, row stride at least the width."""
+    if t.dim() != 2 or (t.stride(1) != 1 and t.size(1) > 1) or t.stride(0) < t.size(1):
+        t = t.contiguous().reshape(t.size(0), -1)
+    return t
+
+
+def _arg(t: Tensor) -> tuple:
+    return (t.data_ptr(), t.size(0), t.size(1), t.stride(0) if t.size(0) > 1 else t.size(1))
+
+
+def _new_saved(spec: str, num_nodes: int, like: Tensor) -> list[Tensor]:
+    """Tensors for the values the forward saves (not those aliasing an output): floats, or CSR positions as int64
+    (room for either index type)."""
+    return [
+        like.new_empty((num_nodes, width), dtype=torch.int64 if positions else torch.float32)
+        for _, width, positions, alias in saved_layout(spec)
+        if not alias
+    ]
+
+
+def _on_device(device: torch.device, run):
+    """run() with `device` current (the allocator and the stream are the current device's)."""
+    if device.index is None or device.index == torch.cuda.current_device():
+        return run()
+    with torch.cuda.device(device):
+        return run()
+
+
+def _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs):
+    device = inputs[0].device
+
+    def run():
+        r = _cuda_run(spec, layer, _entry(edge_index, edge_weight, num_nodes, self_loops), device)
+        tensors = [_rows(t.detach()) for t in inputs]
+        results = {name: inputs[0].new_empty((rows, width)) for name, rows, width in r.forward_results}
+        saved = _new_saved(spec, num_nodes, inputs[0])
+        r.runner.run(
+            False, r.input_names, [_arg(t) for t in tensors], [_arg(results[n]) for n, _, _ in r.forward_results],
+            [(t.data_ptr(), t.numel() * t.element_size()) for t in saved],
+            torch.cuda.current_stream(device).cuda_stream,
+        )
+        return [results[n] for n in r.output_names] + saved
+
+    return _on_device(device, run)
+
+
+def _backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved):
+    device = inputs[0].device
+
+    def run():
+        r = _cuda_run(spec, layer, _entry(edge_index, edge_weight, num_nodes, self_loops), device)
+        names = r.input_names + ["d_" + n for n in r.output_names]
+        tensors = [_rows(t.detach()) for t in inputs] + [_rows(d.detach().to(torch.float32)) for d in grad_outputs]
+        results = {name: inputs[0].new_empty((rows, width)) for name, rows, width in r.backward_results}
+        r.runner.run(
+            True, names, [_arg(t) for t in tensors], [_arg(results[n]) for n, _, _ in r.backward_results],
+            [(t.data_ptr(), t.numel() * t.element_size()) for t in saved],
+            torch.cuda.current_stream(device).cuda_stream,
+        )
+        return [results[n] if n in results else torch.zeros_like(t) for n, t in zip(r.input_names, inputs)]
+
+    return _on_device(device, run)
+
+
+# ---- the operators ---------------------------------------------------------------------------------------------
 
 
 @torch.library.custom_op("gnnjit::layer_forward", mutates_args=())
@@ -65,53 +207,79 @@ def layer_forward(
     layer: str, edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int, self_loops: str,
     inputs: list[Tensor],
 ) -> list[Tensor]:
-    """The layer's outputs; `inputs` in the layer's input order."""
+    """The layer's outputs, then (CUDA) the values its backward reads; `inputs` in the layer's input order."""
     l = layer_of(layer)
     _check(l, inputs)
-    outputs = _core.reference_forward(l, _graph(edge_index, edge_weight, num_nodes, self_loops), _arrays(l, inputs))
+    if inputs[0].is_cuda:
+        return _forward_cuda(layer, l, edge_index, edge_weight, num_nodes, self_loops, inputs)
+    graph = _entry(edge_index, edge_weight, num_nodes, self_loops).graph
+    outputs = _core.reference_forward(l, graph, _arrays(l, inputs))
     return [torch.from_numpy(outputs[o["name"]]).to(inputs[0].dtype) for o in l.outputs]
 
 
 @layer_forward.register_fake
 def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs):
-    return [inputs[0].new_empty((num_nodes, o["size"])) for o in layer_of(layer).outputs]
+    outputs = [inputs[0].new_empty((num_nodes, o["size"])) for o in layer_of(layer).outputs]
+    return outputs + (_new_saved(layer, num_nodes, inputs[0]) if inputs[0].is_cuda else [])
 
 
 @torch.library.custom_op("gnnjit::layer_backward", mutates_args=())
 def layer_backward(
     layer: str, edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int, self_loops: str,
-    inputs: list[Tensor], grad_outputs: list[Tensor],
+    inputs: list[Tensor], grad_outputs: list[Tensor], saved: list[Tensor],
 ) -> list[Tensor]:
-    """The gradient of every input given the outputs' gradients (any strides, stride 0 too)."""
+    """The gradient of every input given the outputs' gradients (any strides, stride 0 too) and (CUDA) what the
+    forward saved, in saved_layout's order (an aliased value is that forward output)."""
     l = layer_of(layer)
     _check(l, inputs)
+    if inputs[0].is_cuda:
+        return _backward_cuda(layer, l, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved)
     arrays = _arrays(l, inputs)
     for o, d in zip(l.outputs, grad_outputs):
         arrays["d_" + o["name"]] = d.detach().to(inputs[0].dtype).contiguous()
-    grads = _core.reference_backward(l, _graph(edge_index, edge_weight, num_nodes, self_loops), arrays)
+    grads = _core.reference_backward(l, _entry(edge_index, edge_weight, num_nodes, self_loops).graph, arrays)
     return [torch.from_numpy(grads[spec["name"]]).to(t.dtype) for spec, t in zip(l.inputs, inputs)]
 
 
 @layer_backward.register_fake
-def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs):
+def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved):
     return [torch.empty_like(t) for t in inputs]
 
 
 def _setup_context(ctx, inputs, output):
     layer, edge_index, edge_weight, num_nodes, self_loops, tensors = inputs
+    outputs = layer_of(layer).outputs
+    results, saved = output[: len(outputs)], output[len(outputs) :]
+    if saved:
+        ctx.mark_non_differentiable(*saved)
     ctx.layer, ctx.num_nodes, ctx.self_loops = layer, num_nodes, self_loops
     ctx.has_weight = edge_weight is not None
-    ctx.save_for_backward(edge_index, *([edge_weight] if edge_weight is not None else []), *tensors)
+    ctx.counts = (len(tensors), len(saved))
+    # On CUDA the backward reads the saved values, and the outputs some of them alias.
+    kept = list(results) + list(saved) if saved or tensors[0].is_cuda else []
+    ctx.save_for_backward(edge_index, *([edge_weight] if edge_weight is not None else []), *tensors, *kept)
 
 
 def _backward(ctx, grads):
-    saved = list(ctx.saved_tensors)
-    edge_index = saved.pop(0)
-    edge_weight = saved.pop(0) if ctx.has_weight else None
+    stored = list(ctx.saved_tensors)
+    edge_index = stored.pop(0)
+    edge_weight = stored.pop(0) if ctx.has_weight else None
+    n_inputs, n_saved = ctx.counts
+    tensors, rest = stored[:n_inputs], stored[n_inputs:]
     outputs = layer_of(ctx.layer).outputs
+    saved = []
+    if rest:
+        results, own = rest[: len(outputs)], iter(rest[len(outputs) :])
+        by_name = {o["name"]: t for o, t in zip(outputs, results)}
+        saved = [by_name[alias] if alias else next(own) for _, _, _, alias in saved_layout(ctx.layer)]
     # An output no loss reached has no gradient: it contributes zero.
-    grads = [d if d is not None else saved[0].new_zeros((ctx.num_nodes, o["size"])) for d, o in zip(grads, outputs)]
-    input_grads = layer_backward(ctx.layer, edge_index, edge_weight, ctx.num_nodes, ctx.self_loops, saved, grads)
+    grads = [
+        d if d is not None else tensors[0].new_zeros((ctx.num_nodes, o["size"]))
+        for d, o in zip(grads[: len(outputs)], outputs)
+    ]
+    input_grads = layer_backward(
+        ctx.layer, edge_index, edge_weight, ctx.num_nodes, ctx.self_loops, tensors, grads, saved
+    )
     return None, None, None, None, None, input_grads
 
 
@@ -144,13 +312,18 @@ def run_layer(
         )
     tensors = [inputs[n].reshape(1, -1) if p else inputs[n] for n, p in zip(names, params)]
     results = layer_forward(spec, edge_index, edge_weight, int(num_nodes), self_loops, tensors)
-    return dict(zip(outputs, results))
+    return dict(zip(outputs, results))  # the outputs, without the saved values after them
 
 
 @torch.compiler.assume_constant_result
 def _resolved(items: tuple) -> tuple:
     """(spec, input names, which are parameters, output names) of a layer's options: run, not traced, by
     torch.compile, whose graphs take the result as a constant."""
+    return _resolve(items)
+
+
+@lru_cache(maxsize=256)
+def _resolve(items: tuple) -> tuple:
     spec = layer_spec(**dict(items))
     l = layer_of(spec)
     return (

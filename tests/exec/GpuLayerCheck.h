@@ -127,10 +127,17 @@ inline void runWithCallerBuffers(const Expected &e, const graph::Graph &g, const
     }
   const exec::UploadedTensors bin(e.backwardInputs);
   checkAgainst(e.gradients, runner.backward(bin.tensors(), grads.call), what + " backward from the caller's buffers");
+  std::map<std::string, std::vector<double>> own;
   runner.forward(in.tensors());
   for (const auto &[name, t] : runner.backward(bin.tensors()))
-    if (exec::download(t).values != exec::download(grads.call.results.at(name)).values)
-      FAIL_CHECK(what << ": the gradient of " << name << " differs between the caller's and the runner's buffers");
+    own[name] = exec::download(t).values;
+  for (const auto &[name, values] : own)
+    if (values != exec::download(grads.call.results.at(name)).values) {
+      runner.forward(in.tensors());
+      const bool ownVaries = exec::download(runner.backward(bin.tensors()).at(name)).values != values;
+      FAIL_CHECK(what << ": the gradient of " << name << " differs between the caller's and the runner's buffers"
+                      << (ownVaries ? " (and between two runs with the runner's buffers)" : ""));
+    }
 }
 
 /// The graph of `spec` with `index`, named after the spec.

@@ -1,0 +1,267 @@
+// gnnjit._core's GPU part, for gnnjit.ops: a graph's arrays on the device
+// (DeviceGraph) and a layer's runner on it (CudaLayer), which reads and
+// writes device memory the caller owns (torch tensors, passed as pointers),
+// on the caller's stream, taking its own memory from an allocator the
+// caller installs (torch's caching allocator). No torch here: the Python
+// side turns tensors into (pointer, rows, cols, row stride).
+#include "python/core/Bindings.h"
+
+#include "autotune/FromRecords.h"
+#include "dsl/Layer.h"
+#include "exec/DeviceGraph.h"
+#include "exec/LayerRunner.h"
+#include "lower/Pipeline.h"
+#include "runtime/CudaCheck.h"
+#include "runtime/Device.h"
+#include "runtime/DeviceBuffer.h"
+#include "support/Error.h"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <tuple>
+
+namespace nb = nanobind;
+
+namespace gnnjit::python {
+
+namespace {
+
+/// What the forward of `layer` saves for its backward, planned without a
+/// graph: (name, width, whether CSR positions, the output it aliases or "").
+/// The saved values' layout follows the layer's structure, not the graph
+/// (CudaLayer checks that its runner agrees), so torch's fake tensors can
+/// have their shapes before any graph exists.
+std::vector<std::tuple<std::string, int64_t, bool, std::string>> savedLayout(const dsl::Layer &layer) {
+  const lower::LoweredLayer lowered = lower::lowerLayer(layer);
+  exec::GraphFacts facts;
+  facts.in = facts.out = exec::DegreeFacts{16.0, 0.0, 16, 1024};
+  const exec::Program program =
+      exec::planProgram(lowered, lower::Pass::Forward, exec::ruleConfig(lowered, lower::Pass::Forward, facts, {}));
+  std::vector<std::tuple<std::string, int64_t, bool, std::string>> out;
+  for (const lower::SavedBuffer &b : program.plan.saved)
+    out.emplace_back(b.name, b.width, b.positions, b.aliasOf);
+  return out;
+}
+
+/// Device memory from two Python callables: allocate(bytes) -> pointer and
+/// free(pointer) (torch.cuda.caching_allocator_alloc / _delete).
+class PythonAllocator : public runtime::DeviceAllocator {
+public:
+  PythonAllocator(nb::callable allocate, nb::callable release)
+      : allocate_(std::move(allocate)), release_(std::move(release)) {}
+  ~PythonAllocator() override {
+    if (!nb::is_alive()) { // the interpreter is gone: the callables' references with it
+      allocate_.release();
+      release_.release();
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    allocate_.reset();
+    release_.reset();
+  }
+
+  void *allocate(size_t bytes) override {
+    nb::gil_scoped_acquire gil;
+    return reinterpret_cast<void *>(nb::cast<uintptr_t>(allocate_(bytes)));
+  }
+  void release(void *data, size_t) noexcept override {
+    if (!nb::is_alive())
+      return; // at exit the allocator is gone, and its memory with the process
+    nb::gil_scoped_acquire gil;
+    try {
+      release_(reinterpret_cast<uintptr_t>(data));
+    } catch (nb::python_error &e) {
+      e.discard_as_unraisable("gnnjit: returning device memory");
+    }
+  }
+
+private:
+  nb::object allocate_, release_;
+};
+
+using TensorArg = std::tuple<uintptr_t, int64_t, int64_t, int64_t>; ///< pointer, rows, cols, row stride
+using BytesArg = std::tuple<uintptr_t, size_t>;                    ///< pointer, bytes
+
+exec::DeviceTensor tensorOf(const TensorArg &t) {
+  return {reinterpret_cast<float *>(std::get<0>(t)), std::get<1>(t), std::get<2>(t), std::get<3>(t)};
+}
+
+void useDevice(int device) {
+  if (!runtime::hasCudaDevice())
+    throwUserError("gnnjit: no CUDA device (or no driver) is visible to this process");
+  runtime::cudaCheck(cudaSetDevice(device), "cudaSetDevice");
+}
+
+/// A graph's arrays on one device, kept with the host graph they mirror.
+struct PyDeviceGraph {
+  nb::object host; ///< the gnnjit.Graph, kept alive
+  int device = 0;
+  std::unique_ptr<exec::DeviceGraph> graph;
+};
+
+/// A layer's runner on a device graph, configured by the tuning records
+/// when they have this layer, graph and width.
+class CudaLayer {
+public:
+  CudaLayer(const dsl::Layer &layer, nb::object deviceGraph, int64_t width, int64_t heads, bool tune,
+            bool deterministic)
+      : deviceGraph_(std::move(deviceGraph)), graph_(nb::cast<PyDeviceGraph &>(deviceGraph_)) {
+    useDevice(graph_.device);
+    lowered_ = lower::lowerLayer(layer);
+    exec::RunnerOptions options;
+    // cuSPARSE's SpMM is not bitwise reproducible: deterministic mode keeps
+    // to the generated kernels.
+    if (deterministic)
+      options.rule.variant = exec::Variant::Generated;
+    else {
+      autotune::RecordLookup lookup;
+      lookup.layerHash = layer.hashHex();
+      lookup.width = width;
+      lookup.heads = heads;
+      lookup.tuneMissing = tune;
+      lookup.rule = options.rule;
+      const autotune::ConfigsFromRecords configs = autotune::configsFromRecords(lowered_, graph_.graph->host(), lookup);
+      options.forward = configs.forward;
+      options.backward = configs.backward;
+      tunedStages_ = configs.stages;
+      recordsNote_ = configs.note;
+    }
+    runner_ = std::make_unique<exec::LayerRunner>(lowered_, *graph_.graph, options);
+    checkSavedLayout(layer);
+  }
+
+  /// Name, bytes and the forward output each saved value aliases ("" if none).
+  std::vector<std::tuple<std::string, size_t, std::string>> savedValues() {
+    std::vector<std::tuple<std::string, size_t, std::string>> out;
+    for (const exec::SavedValue &v : runner_->savedValues())
+      out.emplace_back(v.name, v.bytes(), v.aliasOf);
+    return out;
+  }
+
+  /// Names, rows and widths of a pass's results.
+  std::vector<std::tuple<std::string, int64_t, int64_t>> results(bool backward) {
+    std::vector<std::tuple<std::string, int64_t, int64_t>> out;
+    const graph::Graph &g = graph_.graph->host();
+    for (const lower::Target &t : runner_->program(backward ? lower::Pass::Backward : lower::Pass::Forward).plan.targets)
+      out.emplace_back(t.name, t.rows(g.numNodes(), g.numEdgeIds()), t.width);
+    return out;
+  }
+
+  /// Runs a pass: `inputs` by name, `results` in the order results() gives,
+  /// `saved` in the order savedValues() gives (the forward skips aliases).
+  void run(bool backward, const std::vector<std::string> &names, const std::vector<TensorArg> &inputs,
+           const std::vector<TensorArg> &results, const std::vector<BytesArg> &saved, uintptr_t stream) {
+    useDevice(graph_.device);
+    if (names.size() != inputs.size())
+      throwInternalError("CudaLayer.run: {} names for {} inputs", names.size(), inputs.size());
+    exec::DeviceTensors bound;
+    for (size_t k = 0; k < names.size(); ++k)
+      bound[names[k]] = tensorOf(inputs[k]);
+    exec::CallBuffers call;
+    const lower::Pass pass = backward ? lower::Pass::Backward : lower::Pass::Forward;
+    const std::vector<lower::Target> &targets = runner_->program(pass).plan.targets;
+    if (results.size() != targets.size())
+      throwInternalError("CudaLayer.run: {} result buffers for {} results", results.size(), targets.size());
+    for (size_t k = 0; k < targets.size(); ++k)
+      call.results[targets[k].name] = tensorOf(results[k]);
+    size_t next = 0;
+    for (const exec::SavedValue &v : runner_->savedValues()) {
+      if (!backward && !v.aliasOf.empty())
+        continue;
+      if (next == saved.size())
+        throwInternalError("CudaLayer.run: too few saved buffers ({})", saved.size());
+      call.saved[v.name] = {reinterpret_cast<void *>(std::get<0>(saved[next])), std::get<1>(saved[next])};
+      ++next;
+    }
+    auto *s = reinterpret_cast<cudaStream_t>(stream);
+    if (backward)
+      runner_->backward(bound, call, s);
+    else
+      runner_->forward(bound, call, s);
+  }
+
+  /// The runner saves what savedLayout promised torch's fake tensors.
+  void checkSavedLayout(const dsl::Layer &layer) {
+    const auto layout = savedLayout(layer);
+    const std::vector<exec::SavedValue> saved = runner_->savedValues();
+    bool same = layout.size() == saved.size();
+    for (size_t k = 0; same && k < saved.size(); ++k)
+      same = std::get<0>(layout[k]) == saved[k].name && std::get<1>(layout[k]) == saved[k].width &&
+             std::get<2>(layout[k]) == saved[k].positions && std::get<3>(layout[k]) == saved[k].aliasOf;
+    if (!same)
+      throwInternalError("layer {}: the forward on this graph saves other values than its layout without a graph",
+                         layer.name());
+  }
+
+  int tunedStages() const { return tunedStages_; }
+  const std::string &recordsNote() const { return recordsNote_; }
+  std::string describe(bool backward) {
+    return runner_->program(backward ? lower::Pass::Backward : lower::Pass::Forward).describe();
+  }
+
+private:
+  nb::object deviceGraph_; ///< kept alive: the runner reads it
+  PyDeviceGraph &graph_;
+  lower::LoweredLayer lowered_;
+  std::unique_ptr<exec::LayerRunner> runner_;
+  int tunedStages_ = 0;
+  std::string recordsNote_;
+};
+
+} // namespace
+
+void registerCuda(nb::module_ &m) {
+  m.def("saved_layout", &savedLayout, nb::arg("layer"),
+        "(name, width, positions, aliased output or '') of each value the layer's forward saves for its backward "
+        "on the GPU, one row per node each");
+  m.def("cuda_available", &runtime::hasCudaDevice, "whether a CUDA device and driver are visible");
+  m.def(
+      "set_device_allocator",
+      [](nb::object allocate, nb::object release) {
+        if (allocate.is_none() != release.is_none())
+          throwUserError("set_device_allocator takes both allocate and free, or neither");
+        runtime::setDeviceAllocator(allocate.is_none() ? nullptr
+                                                       : std::make_shared<PythonAllocator>(nb::borrow<nb::callable>(allocate),
+                                                                                           nb::borrow<nb::callable>(release)));
+      },
+      nb::arg("allocate").none(), nb::arg("free").none(),
+      "Device memory gnnjit allocates from now on comes from allocate(bytes) -> pointer and goes back through "
+      "free(pointer) (None, None: cudaMalloc)");
+  m.def(
+      "device_memory_in_use", [] { return runtime::deviceMemoryUse().live; },
+      "bytes of device memory gnnjit holds now (graphs' arrays, runners' scratch)");
+
+  nb::class_<PyDeviceGraph>(m, "DeviceGraph", "A graph's arrays on one CUDA device, uploaded as layers need them.")
+      .def(
+          "__init__",
+          [](PyDeviceGraph *self, nb::object host, int device) {
+            new (self) PyDeviceGraph{host, device, nullptr};
+            self->graph = std::make_unique<exec::DeviceGraph>(nb::cast<const graph::Graph &>(host));
+          },
+          nb::arg("graph"), nb::arg("device") = 0)
+      .def_ro("device", &PyDeviceGraph::device)
+      .def_prop_ro("device_bytes", [](const PyDeviceGraph &g) { return g.graph->deviceBytes(); });
+
+  nb::class_<CudaLayer>(m, "CudaLayer",
+                        "A layer's kernels on a device graph, planned by the tuning records or the rule, compiled "
+                        "once (NVRTC, kernel cache); passes write the caller's device memory.")
+      .def(nb::init<const dsl::Layer &, nb::object, int64_t, int64_t, bool, bool>(), nb::arg("layer"),
+           nb::arg("device_graph"), nb::arg("width"), nb::arg("heads") = 1, nb::arg("tune") = false,
+           nb::arg("deterministic") = false)
+      .def("saved_values", &CudaLayer::savedValues, "(name, bytes, aliased output or '') of what the forward saves")
+      .def("results", &CudaLayer::results, nb::arg("backward"), "(name, rows, width) of a pass's results")
+      .def("run", &CudaLayer::run, nb::arg("backward"), nb::arg("names"), nb::arg("inputs"), nb::arg("results"),
+           nb::arg("saved"), nb::arg("stream"),
+           "Runs a pass on `stream`: inputs (pointer, rows, cols, row stride) by name, results and saved values as "
+           "results() and saved_values() list them")
+      .def_prop_ro("tuned_stages", &CudaLayer::tunedStages, "stages planned with a tuning record's config")
+      .def_prop_ro("records_note", &CudaLayer::recordsNote)
+      .def("describe", &CudaLayer::describe, nb::arg("backward") = false, "the pass's plan as text");
+}
+
+} // namespace gnnjit::python

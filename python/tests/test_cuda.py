@@ -1,0 +1,217 @@
+"""gnnjit's torch layers on the GPU: every gnnjit.nn layer (CUDA, float32)
+against the PyG 2.8 layer of the same name (float64, the same weights) on
+every shared dataset, outputs and all gradients within 1e-4 of scale; a layer
+called twice before its backward; stride-0 gradients; determinism under
+torch.use_deterministic_algorithms; torch.compile; CUDA-graph capture;
+opcheck; gnnjit's memory counted by torch. Skipped without a CUDA device."""
+
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pyg = pytest.importorskip("torch_geometric.nn")
+
+import gnnjit  # noqa: E402
+import gnnjit.nn  # noqa: E402
+import gnnjit.ops  # noqa: E402
+from gnnjit.graphs import default_cache  # noqa: E402
+from gnnjit.ops import layer_spec  # noqa: E402
+from test_torch import CASES, EDGE_DIM, HEADS, IN, OUT  # noqa: E402
+
+if not (torch.cuda.is_available() and gnnjit._core.cuda_available()):
+    pytest.skip("SKIPPED: no CUDA device; the GPU suite runs on a machine with one", allow_module_level=True)
+
+DATASETS = ["cora", "citeseer", "pubmed", "squirrel", "tolokers", "email-Eu-core"]
+TOLERANCE = 1e-4
+CUDA = torch.device("cuda")
+
+
+def dataset(name):
+    """A shared dataset's edges on the GPU, with random features and edge features."""
+    d = gnnjit.load_dataset(name)
+    g = torch.Generator().manual_seed(5)
+    edge_index = torch.from_numpy(d["edge_index"]).to(CUDA)
+    x = torch.randn(d["num_nodes"], IN, generator=g, dtype=torch.float64)
+    edge_attr = torch.randn(edge_index.size(1), EDGE_DIM, generator=g, dtype=torch.float64)
+    return edge_index, x.to(CUDA), edge_attr.to(CUDA)
+
+
+def pair(make):
+    """PyG's layer (float64) and gnnjit's (float32) with the same weights, biases made nonzero."""
+    torch.manual_seed(1)
+    theirs = make(pyg).double().to(CUDA)
+    for p in theirs.parameters():
+        with torch.no_grad():
+            p.add_(0.1 * torch.randn_like(p))
+    ours = make(gnnjit.nn).to(CUDA)
+    ours.load_state_dict({k: v.float() for k, v in theirs.state_dict().items()})
+    return theirs, ours
+
+
+def run(module, x, edge_index, edge_attr, uses_edges, weights, dtype):
+    x = x.to(dtype).clone().requires_grad_(True)
+    ea = edge_attr.to(dtype).clone().requires_grad_(True) if uses_edges else None
+    out = module(x, edge_index, ea) if uses_edges else module(x, edge_index)
+    (out * weights.to(dtype)).sum().backward()
+    grads = {"x": x.grad}
+    if uses_edges:
+        grads["edge_attr"] = ea.grad
+    grads.update({name: p.grad for name, p in module.named_parameters()})
+    return out.detach(), grads
+
+
+def assert_near(got, want, what):
+    """Largest difference scaled by the larger of 1 and the largest magnitude, at most TOLERANCE."""
+    assert got.shape == want.shape, what
+    scale = max(1.0, want.abs().max().item()) if want.numel() else 1.0
+    worst = (got.double() - want).abs().max().item() / scale if want.numel() else 0.0
+    assert worst <= TOLERANCE, f"{what}: off by {worst:.3g} (scaled)"
+
+
+def compare(theirs, ours, x, edge_index, edge_attr, uses_edges, what):
+    torch.manual_seed(3)
+    n_out = theirs(x, edge_index, edge_attr) if uses_edges else theirs(x, edge_index)
+    weights = torch.randn_like(n_out)
+    want, want_grads = run(theirs, x, edge_index, edge_attr, uses_edges, weights, torch.float64)
+    got, got_grads = run(ours, x, edge_index, edge_attr, uses_edges, weights, torch.float32)
+    assert got.is_cuda and got.dtype == torch.float32
+    assert_near(got, want, f"{what}: output")
+    assert set(got_grads) == set(want_grads)
+    for key, want_grad in want_grads.items():
+        if want_grad is None:
+            assert got_grads[key] is None, key
+            continue
+        assert_near(got_grads[key], want_grad, f"{what}: gradient of {key}")
+
+
+@pytest.mark.parametrize("data", DATASETS)
+@pytest.mark.parametrize("name, make, uses_edges", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_layer_matches_pyg_on_every_shared_dataset(data, name, make, uses_edges):
+    edge_index, x, edge_attr = dataset(data)
+    theirs, ours = pair(make)
+    compare(theirs, ours, x, edge_index, edge_attr, uses_edges, f"{name} on {data}")
+
+
+@pytest.mark.parametrize("make", [lambda m: m.GATConv(HEADS * OUT, OUT, heads=HEADS),
+                                  lambda m: m.SAGEConv(HEADS * OUT, HEADS * OUT, aggr="max")])
+def test_a_layer_called_twice_before_its_backward(make):
+    """The same layer (one compiled runner) twice in a model: each call's saved values are its own."""
+    edge_index, _, _ = dataset("cora")
+    x = torch.randn(edge_index.max().item() + 1, HEADS * OUT, device=CUDA, dtype=torch.float64)
+    theirs, ours = pair(make)
+    grads = []
+    for module, dtype in [(theirs, torch.float64), (ours, torch.float32)]:
+        xx = x.to(dtype).clone().requires_grad_(True)
+        (module(torch.tanh(module(xx, edge_index)), edge_index) ** 2).sum().backward()
+        grads.append(xx.grad)
+    assert_near(grads[1], grads[0], "gradient through two calls")
+
+
+@pytest.mark.parametrize("make", [lambda m: m.GATv2Conv(IN, OUT, heads=HEADS),
+                                  lambda m: m.SAGEConv(IN, OUT, aggr="max"),
+                                  lambda m: m.TransformerConv(IN, OUT, heads=HEADS),
+                                  lambda m: m.GCNConv(IN, OUT)])
+def test_stride_zero_gradients_and_determinism(make):
+    edge_index, x, _ = dataset("tolokers")
+    theirs, ours = pair(make)
+    grads = []
+    for module, dtype in [(theirs, torch.float64), (ours, torch.float32), (ours, torch.float32)]:
+        xx = x.to(dtype).clone().requires_grad_(True)
+        module(xx, edge_index).sum().backward()  # an expanded (stride-0) gradient of ones
+        grads.append(xx.grad)
+    assert_near(grads[1], grads[0], "stride-0 gradient")
+    torch.use_deterministic_algorithms(True)
+    try:
+        again = []
+        for _ in range(2):
+            xx = x.float().clone().requires_grad_(True)
+            ours(xx, edge_index).sum().backward()
+            again.append(xx.grad)
+        assert torch.equal(again[0], again[1])  # run to run, bit for bit
+        assert_near(again[0], grads[0], "deterministic mode")
+    finally:
+        torch.use_deterministic_algorithms(False)
+
+
+@pytest.mark.parametrize("spec, loops, sizes", [
+    (layer_spec("gatv2", dim=OUT, heads=HEADS), "replace", [(0, HEADS * OUT)] * 2 + [(1, HEADS * OUT)]),
+    (layer_spec("gcn", dim=OUT, weighted=True), "add", [(0, OUT)]),
+    (layer_spec("sage", dim=OUT, aggr="max"), "keep", [(0, OUT)]),
+])
+def test_opcheck_on_cuda(spec, loops, sizes):
+    edge_index, _, _ = dataset("cora")
+    n = int(edge_index.max().item()) + 1
+    weight = torch.rand(edge_index.size(1), device=CUDA) if "weighted" in spec else None
+    torch.manual_seed(2)
+    inputs = [torch.randn(rows or n, cols, device=CUDA, requires_grad=True) for rows, cols in sizes]
+    torch.library.opcheck(torch.ops.gnnjit.layer_forward.default, (spec, edge_index, weight, n, loops, inputs))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_torch_compile_without_graph_breaks(backend):
+    edge_index, x, _ = dataset("cora")
+    model = gnnjit.nn.GATv2Conv(IN, OUT, heads=HEADS).to(CUDA)
+    x = x.float()
+    eager = model(x, edge_index)
+    compiled = torch.compile(model, fullgraph=True, backend=backend)
+    torch.testing.assert_close(compiled(x, edge_index), eager, rtol=1e-5, atol=1e-5)
+
+
+def test_cuda_graph_capture_of_a_training_step():
+    edge_index, x, _ = dataset("cora")
+    model = gnnjit.nn.GATConv(IN, OUT, heads=HEADS).to(CUDA)
+    static_x = x.float().clone().requires_grad_(True)
+
+    def step():
+        static_x.grad = None
+        model.zero_grad(set_to_none=False)
+        model(static_x, edge_index).square().sum().backward()
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):  # warm-up: graph, kernels and gnnjit's scratch made outside the capture
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        model(static_x, edge_index).square().sum().backward()
+    new_x = torch.randn_like(static_x)
+    with torch.no_grad():
+        static_x.copy_(new_x)
+    model.zero_grad(set_to_none=False)
+    graph.replay()
+    torch.cuda.synchronize()
+    replayed = static_x.grad.clone()
+    xx = new_x.clone().requires_grad_(True)
+    model(xx, edge_index).square().sum().backward()
+    torch.testing.assert_close(replayed, xx.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_gnnjit_memory_is_torch_memory():
+    default_cache.clear()
+    torch.cuda.synchronize()
+    edge_index, x, _ = dataset("pubmed")
+    before_torch, before_ours = torch.cuda.memory_allocated(), gnnjit._core.device_memory_in_use()
+    model = gnnjit.nn.SAGEConv(IN, OUT, aggr="max").to(CUDA)
+    model(x.float(), edge_index).sum().backward()
+    torch.cuda.synchronize()
+    ours = gnnjit._core.device_memory_in_use() - before_ours
+    assert ours > 0  # the graph's CSRs at least
+    assert torch.cuda.memory_allocated() - before_torch >= ours  # counted by torch, as part of its own
+
+
+def test_bad_inputs_on_cuda_are_refused():
+    edge_index, x, _ = dataset("cora")
+    with pytest.raises(gnnjit.Error, match="float32"):
+        gnnjit.nn.GCNConv(IN, OUT).to(CUDA).double()(x, edge_index)
+    spec = {"name": "gatv2", "dim": OUT, "heads": HEADS}
+    names = [i["name"] for i in gnnjit.Layer.from_library("gatv2", dim=OUT, heads=HEADS).inputs]
+    inputs = {n: torch.randn(x.size(0), HEADS * OUT, device=CUDA) for n in names}
+    inputs[names[-1]] = torch.randn(HEADS * OUT, device=CUDA)  # the attention vector, a parameter
+    with pytest.raises(gnnjit.Error, match="self_loops must be"):
+        gnnjit.ops.run_layer(spec, edge_index, x.size(0), inputs, self_loops="bogus")
+    inputs[names[0]] = inputs[names[0]].cpu()
+    with pytest.raises(gnnjit.Error, match="one device"):
+        gnnjit.ops.run_layer(spec, edge_index, x.size(0), inputs, self_loops="replace")
