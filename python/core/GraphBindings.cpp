@@ -35,9 +35,19 @@ graph::SelfLoops parseSelfLoops(const std::string &text) {
                  text);
 }
 
+graph::IndexChoice parseIndex(const std::string &text) {
+  if (text == "auto")
+    return graph::IndexChoice::Auto;
+  if (text == "int32")
+    return graph::IndexChoice::Int32;
+  if (text == "int64")
+    return graph::IndexChoice::Int64;
+  throwUserError("index must be 'auto' (int32 when the graph fits), 'int32' or 'int64'; got '{}'", text);
+}
+
 graph::Graph fromEdgeIndex(const AnyArray &edgeIndex, std::optional<int64_t> numNodes,
                            const std::optional<AnyArray> &edgeWeight, const std::string &selfLoops, bool dedupe,
-                           bool symmetrize) {
+                           bool symmetrize, const std::string &index) {
   if (edgeIndex.ndim() != 2 || edgeIndex.shape(0) != 2)
     throwUserError("edge_index must have shape [2, num_edges] (PyG's layout: row 0 sources, row 1 destinations); "
                    "got {} dimensions{}",
@@ -62,6 +72,7 @@ graph::Graph fromEdgeIndex(const AnyArray &edgeIndex, std::optional<int64_t> num
   options.selfLoops = parseSelfLoops(selfLoops);
   options.removeDuplicates = dedupe;
   options.symmetrize = symmetrize;
+  options.index = parseIndex(index);
   return graph::Graph::fromEdges(edges, options);
 }
 
@@ -87,14 +98,18 @@ void registerGraph(nb::module_ &m) {
       .def(
           "__init__",
           [](graph::Graph *self, const AnyArray &edgeIndex, std::optional<int64_t> numNodes,
-             std::optional<AnyArray> edgeWeight, const std::string &selfLoops, bool dedupe, bool symmetrize) {
-            new (self) graph::Graph(fromEdgeIndex(edgeIndex, numNodes, edgeWeight, selfLoops, dedupe, symmetrize));
+             std::optional<AnyArray> edgeWeight, const std::string &selfLoops, bool dedupe, bool symmetrize,
+             const std::string &index) {
+            new (self)
+                graph::Graph(fromEdgeIndex(edgeIndex, numNodes, edgeWeight, selfLoops, dedupe, symmetrize, index));
           },
           nb::arg("edge_index"), nb::arg("num_nodes") = nb::none(), nb::arg("edge_weight") = nb::none(),
           nb::arg("self_loops") = "keep", nb::arg("dedupe") = false, nb::arg("symmetrize") = false,
+          nb::arg("index") = "auto",
           "edge_index: [2, E] int64 or int32 (numpy, or any CPU array with DLPack); num_nodes: default max id + 1; "
           "edge_weight: [E] floats; self_loops: 'keep', 'remove', 'add' or 'replace'; dedupe: keep one edge per (source, "
-          "destination); symmetrize: add the reverse of every edge that lacks one.")
+          "destination); symmetrize: add the reverse of every edge that lacks one; index: 'auto', 'int32' or 'int64' (the "
+          "CSR's index type; 'int32' is refused for a graph that does not fit).")
       .def_prop_ro("num_nodes", &graph::Graph::numNodes)
       .def_prop_ro("num_edges", &graph::Graph::numEdges, "stored edges, after cleaning")
       .def_prop_ro("num_input_edges", &graph::Graph::numInputEdges,

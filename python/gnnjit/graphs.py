@@ -109,8 +109,18 @@ def build_graph(
             raise _core.Error(f"edge_weight must be one value per edge ([num_edges]); got shape {list(edge_weight.shape)}")
         weight = edge_weight.detach().to("cpu", torch.float32)
     return _core.Graph(
-        edge_index.detach().cpu(), num_nodes=int(num_nodes), edge_weight=weight, self_loops=self_loops
+        edge_index.detach().cpu(), num_nodes=int(num_nodes), edge_weight=weight, self_loops=self_loops,
+        index=index_type(edge_index, num_nodes),
     )
+
+
+INT32_LIMIT = 2**31 - 1
+
+
+def index_type(edge_index: torch.Tensor, num_nodes: int) -> str:
+    """The CSR index type of the graph of edge_index: 'int32' unless its edges with a self loop per node could
+    exceed int32 (decided from the shapes alone, so torch's fake tensors know the saved positions' dtype)."""
+    return "int32" if edge_index.size(-1) + num_nodes <= INT32_LIMIT else "int64"
 
 
 default_cache = GraphCache()

@@ -36,7 +36,7 @@ import torch
 from torch import Tensor
 
 from gnnjit import _core
-from gnnjit.graphs import CachedGraph, default_cache
+from gnnjit.graphs import CachedGraph, default_cache, index_type
 
 CPU_DTYPES = (torch.float32, torch.float64)
 CUDA_DTYPES = (torch.float32,)
@@ -145,12 +145,13 @@ def _arg(t: Tensor) -> tuple:
     return (t.data_ptr(), t.size(0), t.size(1), t.stride(0) if t.size(0) > 1 else t.size(1))
 
 
-def _new_saved(spec: str, num_nodes: int, like: Tensor) -> list[Tensor]:
-    """Tensors for the values the forward saves (not those aliasing an output): floats, or CSR positions as int64
-    (room for either index type)."""
+def _new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> list[Tensor]:
+    """Tensors for the values the forward saves (not those aliasing an output): floats, or CSR positions of the
+    graph's index type."""
+    positions = torch.int32 if index_type(edge_index, num_nodes) == "int32" else torch.int64
     return [
-        like.new_empty((num_nodes, width), dtype=torch.int64 if positions else torch.float32)
-        for _, width, positions, alias in saved_layout(spec)
+        like.new_empty((num_nodes, width), dtype=positions if is_positions else torch.float32)
+        for _, width, is_positions, alias in saved_layout(spec)
         if not alias
     ]
 
@@ -170,7 +171,7 @@ def _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, i
         r = _cuda_run(spec, layer, _entry(edge_index, edge_weight, num_nodes, self_loops), device)
         tensors = [_rows(t.detach()) for t in inputs]
         results = {name: inputs[0].new_empty((rows, width)) for name, rows, width in r.forward_results}
-        saved = _new_saved(spec, num_nodes, inputs[0])
+        saved = _new_saved(spec, num_nodes, edge_index, inputs[0])
         r.runner.run(
             False, r.input_names, [_arg(t) for t in tensors], [_arg(results[n]) for n, _, _ in r.forward_results],
             [(t.data_ptr(), t.numel() * t.element_size()) for t in saved],
@@ -220,7 +221,7 @@ def layer_forward(
 @layer_forward.register_fake
 def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs):
     outputs = [inputs[0].new_empty((num_nodes, o["size"])) for o in layer_of(layer).outputs]
-    return outputs + (_new_saved(layer, num_nodes, inputs[0]) if inputs[0].is_cuda else [])
+    return outputs + (_new_saved(layer, num_nodes, edge_index, inputs[0]) if inputs[0].is_cuda else [])
 
 
 @torch.library.custom_op("gnnjit::layer_backward", mutates_args=())
@@ -254,23 +255,26 @@ def _setup_context(ctx, inputs, output):
         ctx.mark_non_differentiable(*saved)
     ctx.layer, ctx.num_nodes, ctx.self_loops = layer, num_nodes, self_loops
     ctx.has_weight = edge_weight is not None
-    ctx.counts = (len(tensors), len(saved))
-    # On CUDA the backward reads the saved values, and the outputs some of them alias.
-    kept = list(results) + list(saved) if saved or tensors[0].is_cuda else []
-    ctx.save_for_backward(edge_index, *([edge_weight] if edge_weight is not None else []), *tensors, *kept)
+    # On CUDA the backward reads the saved values, and the outputs some of them alias (kept only then).
+    aliased = {alias for *_, alias in saved_layout(layer) if alias} if tensors[0].is_cuda else set()
+    kept = [(o["name"], t) for o, t in zip(outputs, results) if o["name"] in aliased]
+    ctx.counts = (len(tensors), [name for name, _ in kept])
+    ctx.save_for_backward(
+        edge_index, *([edge_weight] if edge_weight is not None else []), *tensors, *(t for _, t in kept), *saved
+    )
 
 
 def _backward(ctx, grads):
     stored = list(ctx.saved_tensors)
     edge_index = stored.pop(0)
     edge_weight = stored.pop(0) if ctx.has_weight else None
-    n_inputs, n_saved = ctx.counts
+    n_inputs, kept = ctx.counts
     tensors, rest = stored[:n_inputs], stored[n_inputs:]
     outputs = layer_of(ctx.layer).outputs
     saved = []
-    if rest:
-        results, own = rest[: len(outputs)], iter(rest[len(outputs) :])
-        by_name = {o["name"]: t for o, t in zip(outputs, results)}
+    if tensors[0].is_cuda:
+        by_name = dict(zip(kept, rest))
+        own = iter(rest[len(kept) :])
         saved = [by_name[alias] if alias else next(own) for _, _, _, alias in saved_layout(ctx.layer)]
     # An output no loss reached has no gradient: it contributes zero.
     grads = [

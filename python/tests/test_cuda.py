@@ -164,8 +164,6 @@ def test_cuda_graph_capture_of_a_training_step():
     static_x = x.float().clone().requires_grad_(True)
 
     def step():
-        static_x.grad = None
-        model.zero_grad(set_to_none=False)
         model(static_x, edge_index).square().sum().backward()
 
     side = torch.cuda.Stream()
@@ -174,13 +172,14 @@ def test_cuda_graph_capture_of_a_training_step():
         for _ in range(2):  # warm-up: graph, kernels and gnnjit's scratch made outside the capture
             step()
     torch.cuda.current_stream().wait_stream(side)
+    static_x.grad = None  # the captured backward allocates the gradients from the graph's pool
+    model.zero_grad(set_to_none=True)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        model(static_x, edge_index).square().sum().backward()
+        step()
     new_x = torch.randn_like(static_x)
     with torch.no_grad():
         static_x.copy_(new_x)
-    model.zero_grad(set_to_none=False)
     graph.replay()
     torch.cuda.synchronize()
     replayed = static_x.grad.clone()

@@ -177,8 +177,42 @@ TEST_CASE("the caller's buffers: results written by the generated kernel and by 
       for (Variant variant : {Variant::Generated, Variant::Cusparse}) {
         RuleOptions rule;
         rule.variant = variant;
-        test::runWithCallerBuffers(e, *g, fmt::format("{} {}", c.label, variantName(variant)), randomInputs, rule);
+        test::runWithCallerBuffers(e, *g, fmt::format("{} {}", c.label, variantName(variant)), randomInputs, rule,
+                                   variant == Variant::Generated);
       }
+    }
+  }
+}
+
+TEST_CASE("run to run: the generated kernels' gradients are bitwise identical; cuSPARSE's are reported") {
+  const auto g = makeGraph({"rmat:scale=11,ef=16,seed=1", {}}, false, graph::IndexChoice::Int32);
+  for (const test::SpmmLayerCase &c : test::spmmLayerCases(33)) {
+    if (c.options.weighted)
+      continue;
+    const Expected e = reference(c, *g);
+    for (Variant variant : {Variant::Generated, Variant::Cusparse}) {
+      DeviceGraph dg(*g);
+      RunnerOptions options;
+      options.rule.variant = variant;
+      LayerRunner runner(e.lowered, dg, options);
+      const UploadedTensors in(e.inputs), bin(e.backwardInputs);
+      std::map<std::string, std::vector<double>> first;
+      int differing = 0;
+      for (int run = 0; run < 5; ++run) {
+        runner.forward(in.tensors());
+        for (const auto &[name, t] : runner.backward(bin.tensors())) {
+          const std::vector<double> values = download(t).values;
+          if (run == 0)
+            first[name] = values;
+          else
+            differing += values != first[name];
+        }
+      }
+      if (variant == Variant::Generated)
+        CHECK_MESSAGE(differing == 0, c.label << ": generated kernels' gradients changed between runs");
+      else
+        MESSAGE(c.label << " with cuSPARSE: " << differing << " of " << 4 * first.size()
+                        << " later runs' gradients differ from the first's in some bit");
     }
   }
 }
