@@ -156,6 +156,15 @@ def _new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> l
     ]
 
 
+def _stream(device: torch.device) -> int:
+    """torch's current stream on `device`, as a pointer (torch's private getter costs far less than the public
+    torch.cuda.current_stream)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(device.index if device.index is not None else torch.cuda.current_device())
+    return torch.cuda.current_stream(device).cuda_stream
+
+
 def _on_device(device: torch.device, run):
     """run() with `device` current (the allocator and the stream are the current device's)."""
     if device.index is None or device.index == torch.cuda.current_device():
@@ -175,7 +184,7 @@ def _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, i
         r.runner.run(
             False, r.input_names, [_arg(t) for t in tensors], [_arg(results[n]) for n, _, _ in r.forward_results],
             [(t.data_ptr(), t.numel() * t.element_size()) for t in saved],
-            torch.cuda.current_stream(device).cuda_stream,
+            _stream(device),
         )
         return [results[n] for n in r.output_names] + saved
 
@@ -193,7 +202,7 @@ def _backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, 
         r.runner.run(
             True, names, [_arg(t) for t in tensors], [_arg(results[n]) for n, _, _ in r.backward_results],
             [(t.data_ptr(), t.numel() * t.element_size()) for t in saved],
-            torch.cuda.current_stream(device).cuda_stream,
+            _stream(device),
         )
         return [results[n] if n in results else torch.zeros_like(t) for n, t in zip(r.input_names, inputs)]
 
@@ -264,7 +273,8 @@ def _setup_context(ctx, inputs, output):
     )
 
 
-def _backward(ctx, grads):
+def _input_grads(ctx, grads) -> list:
+    """The inputs' gradients, through the layer_backward op, from what _setup_context kept."""
     stored = list(ctx.saved_tensors)
     edge_index = stored.pop(0)
     edge_weight = stored.pop(0) if ctx.has_weight else None
@@ -281,10 +291,13 @@ def _backward(ctx, grads):
         d if d is not None else tensors[0].new_zeros((ctx.num_nodes, o["size"]))
         for d, o in zip(grads[: len(outputs)], outputs)
     ]
-    input_grads = layer_backward(
+    return layer_backward(
         ctx.layer, edge_index, edge_weight, ctx.num_nodes, ctx.self_loops, tensors, grads, saved
     )
-    return None, None, None, None, None, input_grads
+
+
+def _backward(ctx, grads):
+    return None, None, None, None, None, _input_grads(ctx, grads)
 
 
 layer_forward.register_autograd(_backward, setup_context=_setup_context)
