@@ -23,5 +23,7 @@ void registerDatasets(nanobind::module_ &m);
 /// The GPU path for gnnjit.ops: device graphs, layer runners on the
 /// caller's memory and stream, the device allocator.
 void registerCuda(nanobind::module_ &m);
+/// gnnjit.dsl: the layer builder, expressions and operators.
+void registerDsl(nanobind::module_ &m);
 
 } // namespace gnnjit::python

@@ -16,4 +16,5 @@ NB_MODULE(_core, m) {
   gnnjit::python::registerReference(m);
   gnnjit::python::registerDatasets(m);
   gnnjit::python::registerCuda(m);
+  gnnjit::python::registerDsl(m);
 }

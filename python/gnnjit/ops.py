@@ -29,6 +29,7 @@ slow: for tests and debugging) and return the inputs' dtype.
 from __future__ import annotations
 
 import json
+import weakref
 from functools import lru_cache
 from typing import Optional
 
@@ -51,10 +52,32 @@ def layer_spec(name: str, **options) -> str:
     return json.dumps({"name": name, **{k: v for k, v in options.items() if v is not None}}, sort_keys=True)
 
 
+_custom_layers: dict = {}  # structural hash -> a layer written with gnnjit.dsl (kept for the process's life)
+_custom_specs = weakref.WeakKeyDictionary()  # layer object -> its spec (its hash is computed once)
+
+
+def custom_spec(layer: _core.Layer) -> str:
+    """The spec the ops know a layer written with gnnjit.dsl by: its structural hash, and its first output's dim
+    and heads (which key its tuning records)."""
+    spec = _custom_specs.get(layer)
+    if spec is None:
+        out = layer.outputs[0]
+        spec = json.dumps({"custom": layer.hash, "name": layer.name, "dim": out["dim"], "heads": out["heads"]},
+                          sort_keys=True)
+        _custom_layers[layer.hash] = layer
+        _custom_specs[layer] = spec
+    return spec
+
+
 @lru_cache(maxsize=256)
 def layer_of(spec: str) -> _core.Layer:
-    """The gnnjit.Layer a spec names, built once."""
+    """The gnnjit.Layer a spec names, built once (or the custom layer registered under it)."""
     options = json.loads(spec)
+    if "custom" in options:
+        layer = _custom_layers.get(options["custom"])
+        if layer is None:
+            raise _core.Error(f"no layer written with gnnjit.dsl has the hash {options['custom']} in this process")
+        return layer
     return _core.Layer.from_library(options.pop("name"), **options)
 
 
@@ -304,26 +327,43 @@ layer_forward.register_autograd(_backward, setup_context=_setup_context)
 
 
 def run_layer(
-    layer: dict,
+    layer,
     edge_index: Tensor,
     num_nodes: int,
     inputs: dict[str, Tensor],
     edge_weight: Optional[Tensor] = None,
     self_loops: str = "keep",
 ) -> dict[str, Tensor]:
-    """Runs the library layer `layer` ({"name": ..., options of gnnjit.Layer.from_library}) on the graph of
-    `edge_index` (PyG's [2, E]) with its inputs by name; its outputs by name. Differentiable.
+    """Runs the library layer `layer` ({"name": ..., options of gnnjit.Layer.from_library}), or a gnnjit.Layer
+    written with gnnjit.dsl, on the graph of `edge_index` (PyG's [2, E]) with its inputs by name; its outputs by
+    name. Differentiable.
 
     Node inputs have num_nodes rows, edge inputs one row per stored edge (edge_index's columns, then the edges
     self_loops added, in node order), parameters any shape of their size. self_loops: 'keep', 'remove', 'add'
     (to nodes without one) or 'replace' (every node gets exactly one). edge_weight is a constant of the graph.
     """
-    spec, names, params, outputs = _resolved(tuple(sorted(layer.items())))
+    if isinstance(layer, dict):
+        described = _resolved(tuple(sorted(layer.items())))
+    else:
+        described = _described(custom_spec(layer))
+    return run_described(described, edge_index, num_nodes, inputs, edge_weight, self_loops)
+
+
+def run_described(
+    described: tuple,
+    edge_index: Tensor,
+    num_nodes: int,
+    inputs: dict[str, Tensor],
+    edge_weight: Optional[Tensor] = None,
+    self_loops: str = "keep",
+) -> dict[str, Tensor]:
+    """run_layer for a layer described by _described(spec): what modules call, with the description made once."""
+    spec, name, names, params, outputs = described
     missing = [n for n in names if n not in inputs]
     extra = [n for n in inputs if n not in names]
     if missing or extra:
         raise _core.Error(
-            f"layer {layer['name']} takes inputs {list(names)}"
+            f"layer {name} takes inputs {list(names)}"
             + (f"; missing {missing}" if missing else "")
             + (f"; not inputs of it: {extra}" if extra else "")
         )
@@ -334,17 +374,23 @@ def run_layer(
 
 @torch.compiler.assume_constant_result
 def _resolved(items: tuple) -> tuple:
-    """(spec, input names, which are parameters, output names) of a layer's options: run, not traced, by
-    torch.compile, whose graphs take the result as a constant."""
+    """_described of a library layer's options: run, not traced, by torch.compile, whose graphs take the result
+    as a constant."""
     return _resolve(items)
 
 
 @lru_cache(maxsize=256)
 def _resolve(items: tuple) -> tuple:
-    spec = layer_spec(**dict(items))
+    return _described(layer_spec(**dict(items)))
+
+
+@lru_cache(maxsize=256)
+def _described(spec: str) -> tuple:
+    """(spec, layer name, input names, which are parameters, output names)."""
     l = layer_of(spec)
     return (
         spec,
+        l.name,
         tuple(s["name"] for s in l.inputs),
         tuple(s["kind"] == "param" for s in l.inputs),
         tuple(o["name"] for o in l.outputs),
