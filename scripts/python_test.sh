@@ -12,4 +12,4 @@ python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -q --upgrade pip
 "$venv/bin/python" -m pip install -q ".[test]"
 cd python/tests
-"$venv/bin/python" -m pytest -q "$@"
+"$venv/bin/python" -m pytest -q -rs "$@"  # -rs: say why the GPU tests skipped
