@@ -189,3 +189,26 @@ def test_load_dataset_gives_pyg_arrays_and_the_split():
     assert grid["num_nodes"] == 16 and grid["edge_index"].shape == (2, 48) and "features" not in grid
     with pytest.raises(gnnjit.Error, match="no-such-dataset"):
         gnnjit.load_dataset("no-such-dataset")
+
+
+def test_graph_index_type_can_be_chosen():
+    edge_index = np.array([[0, 2, 1], [1, 1, 2]])
+    assert gnnjit.Graph(edge_index, index="int64").index_type == "int64"
+    assert gnnjit.Graph(edge_index, index="int32").index_type == "int32"
+    with pytest.raises(gnnjit.Error, match="index must be 'auto'"):
+        gnnjit.Graph(edge_index, index="int16")
+
+
+def test_saved_layout_names_what_each_family_keeps_for_its_backward():
+    """What the GPU forward saves, known without a graph (torch's fake tensors take their shapes from it)."""
+    gatv2 = gnnjit.Layer.from_library("gatv2", dim=8, heads=4)
+    assert gnnjit._core.saved_layout(gatv2) == [("lse0", 4, False, ""), ("value0", 32, False, "out")]
+    sage = gnnjit.Layer.from_library("sage", dim=8, aggr="max")
+    assert gnnjit._core.saved_layout(sage) == [("args0", 8, True, "")]
+    assert gnnjit._core.saved_layout(gnnjit.Layer.from_library("gcn", dim=8)) == []
+
+
+def test_the_device_allocator_takes_both_functions_or_neither():
+    with pytest.raises(gnnjit.Error, match="both allocate and free"):
+        gnnjit._core.set_device_allocator(lambda n: 0, None)
+    gnnjit._core.set_device_allocator(None, None)  # back to cudaMalloc

@@ -149,3 +149,17 @@ def test_a_dsl_module_compiles_without_graph_breaks():
     eager = module(edge_index, x=x)
     compiled = torch.compile(module, fullgraph=True, backend="aot_eager")
     torch.testing.assert_close(compiled(edge_index, x=x), eager)
+
+
+def test_the_ops_know_a_dsl_layer_by_its_structure():
+    from gnnjit import ops
+
+    first, again = gated_difference(), gated_difference()  # two objects, one structure
+    spec = ops.custom_spec(first)
+    assert ops.custom_spec(again) == spec
+    assert ops.layer_of(spec).hash == first.hash
+    options = __import__("json").loads(spec)
+    assert (options["dim"], options["heads"]) == (DIM, HEADS)  # the tuning records' width and heads
+    with pytest.raises(gnnjit.Error, match="no layer written with gnnjit.dsl"):
+        ops.layer_of('{"custom": "0000", "dim": 1, "heads": 1, "name": "gone"}')
+

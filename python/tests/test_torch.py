@@ -156,6 +156,14 @@ def test_graphs_are_cached_and_never_stale():
     torch.testing.assert_close(after, theirs(x, edge_index), rtol=1e-9, atol=1e-9)
 
 
+def test_index_type_of_a_graph_follows_from_its_shapes():
+    from gnnjit.graphs import INT32_LIMIT, index_type
+
+    assert index_type(torch.empty(2, 10, dtype=torch.int64), 5) == "int32"
+    assert index_type(torch.empty(2, 10, dtype=torch.int64), INT32_LIMIT - 10) == "int32"
+    assert index_type(torch.empty(2, 10, dtype=torch.int64), INT32_LIMIT - 9) == "int64"  # loops could overflow
+
+
 def test_stride_zero_gradients_and_deterministic_results():
     edge_index, x, _ = random_graph()
     theirs, ours = pair(lambda m: m.GATv2Conv(IN, OUT, heads=HEADS))
