@@ -31,7 +31,7 @@ std::string instantiationSource() {
 TEST_CASE("NVRTC compiles every device helper for sm_90 without warnings") {
   runtime::Source source{"DeviceHeadersInstantiate.cu", instantiationSource(), embeddedHeaders()};
   runtime::CompiledKernel kernel = runtime::compileToCubin(source, runtime::CompileOptions{});
-  CHECK(kernel.log.empty());
+  CHECK_MESSAGE(kernel.log.empty(), kernel.log);
   CHECK(kernel.cubin.size() > 4);
   CHECK(kernel.ptx.find(".target sm_90") != std::string::npos);
   for (const char *entry : {"gnnjit_test_warp", "gnnjit_test_vector_load", "gnnjit_test_convert",
