@@ -36,8 +36,7 @@ namespace {
 /// The saved values' layout follows the layer's structure, not the graph
 /// (CudaLayer checks that its runner agrees), so torch's fake tensors can
 /// have their shapes before any graph exists.
-std::vector<std::tuple<std::string, int64_t, bool, std::string>> savedLayout(const dsl::Layer &layer) {
-  const lower::LoweredLayer lowered = lower::lowerLayer(layer);
+std::vector<std::tuple<std::string, int64_t, bool, std::string>> savedLayout(const lower::LoweredLayer &lowered) {
   exec::GraphFacts facts;
   facts.in = facts.out = exec::DegreeFacts{16.0, 0.0, 16, 1024};
   const exec::Program program =
@@ -132,7 +131,7 @@ public:
       recordsNote_ = configs.note;
     }
     runner_ = std::make_unique<exec::LayerRunner>(lowered_, *graph_.graph, options);
-    checkSavedLayout(layer);
+    checkSavedLayout();
   }
 
   /// Name, bytes and the forward output each saved value aliases ("" if none).
@@ -186,8 +185,8 @@ public:
   }
 
   /// The runner saves what savedLayout promised torch's fake tensors.
-  void checkSavedLayout(const dsl::Layer &layer) {
-    const auto layout = savedLayout(layer);
+  void checkSavedLayout() {
+    const auto layout = savedLayout(lowered_);
     const std::vector<exec::SavedValue> saved = runner_->savedValues();
     bool same = layout.size() == saved.size();
     for (size_t k = 0; same && k < saved.size(); ++k)
@@ -195,7 +194,7 @@ public:
              std::get<2>(layout[k]) == saved[k].positions && std::get<3>(layout[k]) == saved[k].aliasOf;
     if (!same)
       throwInternalError("layer {}: the forward on this graph saves other values than its layout without a graph",
-                         layer.name());
+                         lowered_.layer.name());
   }
 
   int tunedStages() const { return tunedStages_; }
@@ -216,9 +215,10 @@ private:
 } // namespace
 
 void registerCuda(nb::module_ &m) {
-  m.def("saved_layout", &savedLayout, nb::arg("layer"),
-        "(name, width, positions, aliased output or '') of each value the layer's forward saves for its backward "
-        "on the GPU, one row per node each");
+  m.def(
+      "saved_layout", [](const dsl::Layer &layer) { return savedLayout(lower::lowerLayer(layer)); }, nb::arg("layer"),
+      "(name, width, positions, aliased output or '') of each value the layer's forward saves for its backward "
+      "on the GPU, one row per node each");
   m.def("cuda_available", &runtime::hasCudaDevice, "whether a CUDA device and driver are visible");
   m.def(
       "set_device_allocator",

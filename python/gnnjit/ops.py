@@ -134,8 +134,14 @@ class _CudaRun:
         self.input_names = [s["name"] for s in layer.inputs]
         self.output_names = [o["name"] for o in layer.outputs]
         self.forward_results = self.runner.results(False)
-        self.backward_results = self.runner.results(True)
-        self.saved = self.runner.saved_values()
+        self._backward_results = None
+
+    @property
+    def backward_results(self) -> list:
+        """The backward's results: planned (and its kernels compiled) on the first backward, not for inference."""
+        if self._backward_results is None:
+            self._backward_results = self.runner.results(True)
+        return self._backward_results
 
 
 _allocator_installed = False
