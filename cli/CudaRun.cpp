@@ -23,6 +23,7 @@ CudaRun::CudaRun(const lower::LoweredLayer &lowered, const graph::Graph &graph, 
   runnerOptions.forward = options.forward;
   runnerOptions.backward = options.backward;
   runner_ = std::make_unique<exec::LayerRunner>(lowered, graph_, runnerOptions);
+  runner_->setRandomSeed(options.seed);
 }
 
 CudaRun::~CudaRun() = default;

@@ -37,6 +37,7 @@ struct CudaRunOptions {
   int reps = 10; ///< timed runs after one warm-up; the median is reported
   /// The passes' configs instead of the rule's (from tuning records).
   std::optional<lower::PassConfig> forward, backward;
+  uint64_t seed = 0; ///< what attention dropout draws from (the run's --seed)
 };
 
 /// One run on the GPU. The bound tensors are made once (`inputs`) and serve

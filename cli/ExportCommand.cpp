@@ -55,7 +55,8 @@ void run(const ExportArgs &args) {
                                               {"train_eps", options.trainEps},
                                               {"eps", options.eps},
                                               {"weighted", options.weighted},
-                                              {"edge_features", options.edgeFeatures}};
+                                              {"edge_features", options.edgeFeatures},
+                                              {"attention_dropout", options.attentionDropout}};
   const exec::ExportSummary summary = exec::exportKernels(layer, settings, args.outDir, optionsJson);
 
   fmt::print("exported {} ({}, family {}) for {}, {} indices{}, max degree {}: {} files in {}\n", info.name,

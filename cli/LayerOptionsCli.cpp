@@ -52,6 +52,7 @@ layers::LayerOptions LayerOptionArgs::options(const layers::LayerInfo &layer) co
   o.weighted = weighted;
   o.edgeFeatures = edgeFeatures;
   o.concat = !meanHeads;
+  o.attentionDropout = attentionDropout;
   return o;
 }
 
@@ -76,6 +77,12 @@ void addLayerOptions(CLI::App &cmd, LayerOptionArgs &args, std::string_view weig
       cmd.add_flag("--edge-features", args.edgeFeatures, "gat, gatv2, transformer: add the edge input e");
   args.given[Knob::Concat] =
       cmd.add_flag("--mean-heads", args.meanHeads, "Average heads instead of concatenating (PyG concat=False)");
+  args.given[Knob::AttentionDropout] =
+      cmd.add_option("--attention-dropout", args.attentionDropout,
+                     "gat, gatv2, transformer: drop attention coefficients with this probability (PyG dropout), "
+                     "drawn from each call's seed (run: --seed)")
+          ->check(CLI::Range(0.0, 0.999999))
+          ->capture_default_str();
 }
 
 } // namespace gnnjit::cli

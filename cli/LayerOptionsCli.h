@@ -1,6 +1,6 @@
 // The layer options every command that builds a library layer takes (run,
 // export): --dim, --heads, --aggr, --slope, --eps, --weighted,
-// --edge-features, --mean-heads; see layers::LayerOptions.
+// --edge-features, --mean-heads, --attention-dropout; see layers::LayerOptions.
 #pragma once
 
 #include "layers/Library.h"
@@ -23,6 +23,7 @@ struct LayerOptionArgs {
   bool weighted = false;
   bool edgeFeatures = false;
   bool meanHeads = false;
+  double attentionDropout = 0;
   /// Set by addLayerOptions: the option of each knob, to tell which were given.
   std::map<layers::Knob, CLI::Option *> given;
 

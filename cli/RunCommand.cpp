@@ -64,20 +64,20 @@ struct ReferenceRun {
 /// those are set aside during the forward (which takes inputs only) rather
 /// than copying the inputs.
 ReferenceRun runReference(const lower::LoweredLayer &lowered, const graph::Graph &g, ref::TensorMap &tensors,
-                          bool backward) {
+                          bool backward, uint64_t seed) {
   ReferenceRun r;
   std::vector<ref::TensorMap::node_type> setAside;
   for (const dsl::InputPtr &d : lowered.backward.plan.outputGradients)
     if (tensors.count(d->name))
       setAside.push_back(tensors.extract(d->name));
   Stopwatch clock;
-  r.outputs = ref::forward(lowered.layer, g, tensors);
+  r.outputs = ref::forward(lowered.layer, g, tensors, seed);
   r.forwardMs = clock.ms();
   for (ref::TensorMap::node_type &node : setAside)
     tensors.insert(std::move(node));
   if (backward) {
     clock.restart();
-    r.gradients = ref::backward(lowered.layer, lowered.backward.plan, g, tensors);
+    r.gradients = ref::backward(lowered.layer, lowered.backward.plan, g, tensors, seed);
     r.backwardMs = clock.ms();
   }
   return r;
@@ -235,6 +235,7 @@ void run(const RunArgs &args) {
     CudaRunOptions options;
     options.rule = shape.rule;
     options.reps = args.reps;
+    options.seed = args.seed;
     const autotune::ConfigsFromRecords tuned = applyTuningRecords(lowered, g, layer, r.options, args, options);
     CudaRun gpu(lowered, g, options);
     gpu.prepare(args.backward);
@@ -262,7 +263,7 @@ void run(const RunArgs &args) {
     if (args.backward)
       r.gradients = checksums(inputNames, gpu.gradients());
     if (args.check) {
-      const ReferenceRun reference = runReference(lowered, g, hostInputs, args.backward);
+      const ReferenceRun reference = runReference(lowered, g, hostInputs, args.backward, args.seed);
       r.referenceForwardMs = reference.forwardMs;
       r.referenceBackwardMs = reference.backwardMs;
       compareWithReference(reference, gpu, r);
@@ -274,7 +275,7 @@ void run(const RunArgs &args) {
     if (args.backend == "auto")
       r.compiled = compileOnly(lowered, g, args.backward, shape.rule);
     ref::TensorMap hostInputs = hostTensors(bound, source);
-    const ReferenceRun reference = runReference(lowered, g, hostInputs, args.backward);
+    const ReferenceRun reference = runReference(lowered, g, hostInputs, args.backward, args.seed);
     r.forwardMs = reference.forwardMs;
     r.backwardMs = reference.backwardMs;
     r.outputs = checksums(outputNames, reference.outputs);
@@ -323,7 +324,7 @@ void addRunCommand(CLI::App &app) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
   addLayerOptions(*cmd, args->layerArgs);
-  cmd->add_option("--seed", args->seed, "Seed of the random inputs and output gradients")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Seed of the random inputs and output gradients, and of attention dropout")->capture_default_str();
   cmd->add_flag("--backward", args->backward, "Also differentiate and run the backward plan");
   cmd->add_flag("--json", args->json, "Print one JSON object instead of text");
   cmd->add_flag("--print-layer", args->printLayer, "Print the layer's IR");

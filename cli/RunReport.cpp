@@ -58,7 +58,8 @@ void printRunJson(const RunResult &r) {
         {"concat", o.concat},
         {"aggregation", o.aggregation},
         {"weighted", o.weighted},
-        {"edge_features", o.edgeFeatures}}},
+        {"edge_features", o.edgeFeatures},
+        {"attention_dropout", o.attentionDropout}}},
       {"seed", r.seed},
       {"inputs_from", r.inputsDir.empty() ? std::string("random") : r.inputsDir},
   };

@@ -91,7 +91,7 @@ std::string ExprEmitter::emit(const ExprNode &n, const std::string &h, const std
     code = ctx_.readInput(*cast<InputRef>(&n)->input(), n.level(), offset);
     break;
   case NodeKind::GraphValue:
-    code = ctx_.graphValue(cast<GraphValue>(&n)->quantity(), n.level());
+    code = ctx_.graphValue(*cast<GraphValue>(&n), h);
     break;
   case NodeKind::Constant:
     return floatLiteral(cast<Constant>(&n)->value());

@@ -18,8 +18,9 @@ struct ExprEmitContext {
   /// C expression reading element `offset` (an int expression in [0, heads *
   /// dim)) of an input at a level: e.g. "x[(long long)j * 32 + (offset)]".
   std::function<std::string(const dsl::InputDecl &, dsl::Level, const std::string &offset)> readInput;
-  /// C expression of a graph quantity at a level (e.g. "in_degree[j]").
-  std::function<std::string(dsl::GraphQuantity, dsl::Level)> graphValue;
+  /// C expression of a graph quantity at its level (e.g. "in_degree[j]"),
+  /// of head `h` (an int expression) where it has heads.
+  std::function<std::string(const dsl::GraphValue &, const std::string &h)> graphValue;
   /// Nodes a kernel computes itself (aggregates, softmax probabilities,
   /// saved values): C expression of element `offset`, or empty when the
   /// kernel has none for this node (then emitting it is an internal error).

@@ -1,5 +1,7 @@
 #include "codegen/KernelContext.h"
 
+#include "codegen/EmitExpr.h"
+#include "dsl/AttentionDropout.h"
 #include "support/Error.h"
 
 #include <fmt/format.h>
@@ -26,6 +28,20 @@ const std::string &nodeAt(const LeafPlaces &places, Level level) {
   return node;
 }
 
+/// The dropout factor of this edge's head `h`: from the call's seed and the
+/// edge's id (edge_ids maps a position of either CSR to it, so the forward's
+/// edge loop and the backward's transposed one draw alike).
+std::string attentionDropoutFactor(ParamList &params, const LeafPlaces &places, const GraphValue &g,
+                                   const std::string &h) {
+  if (places.position.empty())
+    throwInternalError("an attention dropout factor read outside an edge loop");
+  const std::string ids = params.use(ParamKind::EdgeIds, "", "edge_ids", "const index_t* __restrict__");
+  const std::string seed = params.use(ParamKind::RandomSeed, "", "random_seed", "unsigned long long");
+  return fmt::format("gnnjit::device::dropoutFactor({}, (long long){}[{}], {}, {}, {}u, {})", seed, ids,
+                     places.position, g.shape().heads, h, dsl::dropoutThreshold(g.probability()),
+                     floatLiteral(1.0 / (1.0 - g.probability())));
+}
+
 } // namespace
 
 ExprEmitContext kernelContext(ParamList &params, const LeafPlaces &places) {
@@ -45,7 +61,11 @@ ExprEmitContext kernelContext(ParamList &params, const LeafPlaces &places) {
     const std::string ld = params.use(ParamKind::InputStride, in.name, inputStrideName(in.name), "long long");
     return fmt::format("{}[(long long)({}) * {} + ({})]", data, nodeAt(places, at), ld, offset);
   };
-  ctx.graphValue = [&params, &places](GraphQuantity q, Level at) -> std::string {
+  ctx.graphValue = [&params, &places](const GraphValue &g, const std::string &h) -> std::string {
+    const GraphQuantity q = g.quantity();
+    const Level at = g.level();
+    if (q == GraphQuantity::AttentionDropout)
+      return attentionDropoutFactor(params, places, g, h);
     if (q == GraphQuantity::EdgeWeight) {
       if (!places.weighted)
         return "1.0f";

@@ -78,6 +78,8 @@ std::string_view paramKindName(ParamKind kind) {
     return "heavy_threshold";
   case ParamKind::SegmentLength:
     return "segment_length";
+  case ParamKind::RandomSeed:
+    return "random_seed";
   }
   return "?";
 }

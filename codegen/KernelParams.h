@@ -47,6 +47,7 @@ enum class ParamKind : uint8_t {
   SumPartialBase,    ///< long long: the first partial this kernel's groups write
   HeavyThreshold,    ///< long long: rows with more edges than this go to segments (the step's tiling)
   SegmentLength,     ///< long long: edges per heavy-row segment (the step's tiling)
+  RandomSeed,        ///< unsigned long long: the call's seed of attention dropout
 };
 std::string_view paramKindName(ParamKind kind);
 

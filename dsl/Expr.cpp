@@ -105,17 +105,33 @@ std::string_view graphQuantityName(GraphQuantity q) {
     return "edge_weight";
   case GraphQuantity::WeightedInDegree:
     return "weighted_in_degree";
+  case GraphQuantity::AttentionDropout:
+    return "attention_dropout";
   }
   return "?";
 }
 
 ExprPtr GraphValue::make(GraphQuantity quantity, Level at) {
-  auto node = own(new GraphValue(quantity));
+  auto node = own(new GraphValue(quantity, 0.0));
   node->setType(Shape::scalar(), DType::F32, at);
+  if (quantity == GraphQuantity::AttentionDropout) {
+    node->fail("attention_dropout has a probability and heads: make it with attentionDropout(p, heads)");
+    return node;
+  }
   const bool perEdge = quantity == GraphQuantity::EdgeWeight;
   if (perEdge ? at != Level::Edge : (at != Level::Src && at != Level::Dst))
     node->fail(fmt::format("{} cannot be read at {}: {}", graphQuantityName(quantity), levelName(at),
                            perEdge ? "it is one value per edge" : "degrees are read at src or dst"));
+  return node;
+}
+
+ExprPtr GraphValue::makeAttentionDropout(double probability, int64_t heads) {
+  auto node = own(new GraphValue(GraphQuantity::AttentionDropout, probability));
+  node->setType(Shape{heads, 1}, DType::F32, Level::Edge);
+  if (!(probability > 0.0 && probability < 1.0))
+    node->fail(fmt::format("attention dropout needs a probability in (0, 1), got {}", probability));
+  else if (heads < 1)
+    node->fail(fmt::format("attention dropout needs at least one head, got {}", heads));
   return node;
 }
 

@@ -105,6 +105,10 @@ enum class GraphQuantity : uint8_t {
   OutDegree,  ///< number of edges out of a node
   EdgeWeight, ///< the graph's static edge weight (1 when unweighted)
   WeightedInDegree, ///< sum of the weights of the edges into a node (= InDegree when unweighted)
+  /// Per edge and head: 1 / (1 - p) when the edge's attention coefficient
+  /// is kept, 0 when it is dropped, with probability p, drawn anew by each
+  /// call's seed (dsl/AttentionDropout.h defines the draw).
+  AttentionDropout,
 };
 std::string_view graphQuantityName(GraphQuantity q);
 
@@ -112,12 +116,19 @@ class GraphValue final : public ExprNode {
 public:
   /// Degrees are read at Src or Dst; EdgeWeight only at Edge.
   static ExprPtr make(GraphQuantity quantity, Level at);
+  /// The AttentionDropout mask of shape [heads, 1] at Edge, dropping with
+  /// probability p in (0, 1).
+  static ExprPtr makeAttentionDropout(double probability, int64_t heads);
   GraphQuantity quantity() const { return quantity_; }
+  /// AttentionDropout's p (0 for the other quantities).
+  double probability() const { return probability_; }
   static bool classof(const ExprNode *n) { return n->kind() == NodeKind::GraphValue; }
 
 private:
-  explicit GraphValue(GraphQuantity q) : ExprNode(NodeKind::GraphValue, {}), quantity_(q) {}
+  GraphValue(GraphQuantity q, double probability)
+      : ExprNode(NodeKind::GraphValue, {}), quantity_(q), probability_(probability) {}
   GraphQuantity quantity_;
+  double probability_;
 };
 
 class Constant final : public ExprNode {

@@ -1,5 +1,6 @@
 #include "dsl/Layer.h"
 
+#include "dsl/IRVisitor.h"
 #include "dsl/Printer.h"
 
 #include <fmt/format.h>
@@ -36,6 +37,16 @@ uint64_t Layer::hash() const {
     h *= 0x100000001b3ull;
   }
   return h;
+}
+
+bool Layer::dropsAttention() const {
+  std::vector<ExprPtr> roots;
+  for (const LayerOutput &out : outputs_)
+    roots.push_back(out.value);
+  for (const ExprPtr &n : postOrder(roots))
+    if (const auto *g = llvm::dyn_cast<GraphValue>(n.get()); g && g->quantity() == GraphQuantity::AttentionDropout)
+      return true;
+  return false;
 }
 
 Layer Layer::withOutputs(std::vector<LayerOutput> outputs) const {

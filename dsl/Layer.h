@@ -31,6 +31,8 @@ public:
   /// run and machine.
   uint64_t hash() const;
   std::string hashHex() const;
+  /// Whether a call draws attention dropout (and so needs a seed per call).
+  bool dropsAttention() const;
 
   /// The same layer with other output values (for passes that rewrite the
   /// expressions; the caller keeps the outputs' meaning).

@@ -55,6 +55,11 @@ Expr aggregate(Reduce reduce, const Expr &message) { return Aggregate::make(redu
 Expr inDegree(Level at) { return GraphValue::make(GraphQuantity::InDegree, at); }
 Expr outDegree(Level at) { return GraphValue::make(GraphQuantity::OutDegree, at); }
 Expr weightedInDegree(Level at) { return GraphValue::make(GraphQuantity::WeightedInDegree, at); }
+Expr attentionDropout(double probability, int64_t heads) {
+  if (probability == 0.0)
+    return Expr(1.0);
+  return GraphValue::makeAttentionDropout(probability, heads);
+}
 Expr edgeWeight() { return GraphValue::make(GraphQuantity::EdgeWeight, Level::Edge); }
 
 } // namespace gnnjit::dsl

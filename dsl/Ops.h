@@ -73,5 +73,13 @@ Expr inDegree(Level at);
 Expr outDegree(Level at);
 Expr edgeWeight();
 Expr weightedInDegree(Level at);
+/// Dropout of attention coefficients (PyG's GATConv dropout): a per-edge,
+/// per-head [heads, 1] factor, 1 / (1 - p) for a kept edge and 0 for a
+/// dropped one (each dropped with probability p), drawn from the seed of
+/// each call and the edge's id, so a backward given its forward's seed
+/// drops the same edges and no mask is stored. Only valid in the value of
+/// a softmax-weighted message: edgeSoftmax(s) * (attentionDropout(p, H) * v).
+/// p = 0 gives the constant 1 (no dropout); p outside [0, 1) is an error.
+Expr attentionDropout(double probability, int64_t heads);
 
 } // namespace gnnjit::dsl

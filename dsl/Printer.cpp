@@ -21,8 +21,12 @@ std::string attributes(const ExprNode &n) {
     const auto &in = *cast<InputRef>(&n)->input();
     return fmt::format("{}@{}", in.name, levelName(n.level()));
   }
-  case NodeKind::GraphValue:
-    return fmt::format("{}@{}", graphQuantityName(cast<GraphValue>(&n)->quantity()), levelName(n.level()));
+  case NodeKind::GraphValue: {
+    const auto *g = cast<GraphValue>(&n);
+    if (g->quantity() == GraphQuantity::AttentionDropout)
+      return fmt::format("{}[{}]@{}", graphQuantityName(g->quantity()), g->probability(), levelName(n.level()));
+    return fmt::format("{}@{}", graphQuantityName(g->quantity()), levelName(n.level()));
+  }
   case NodeKind::Constant:
     return fmt::format("{}", cast<Constant>(&n)->value());
   case NodeKind::Unary: {

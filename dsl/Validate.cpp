@@ -70,6 +70,49 @@ private:
            "after aggregation only destination values (x.dst(), dstInput) and parameters can be used");
     if (isa<EdgeSoftmax>(&n))
       checkSoftmaxUse(n);
+    if (const auto *g = dyn_cast<GraphValue>(&n); g && g->quantity() == GraphQuantity::AttentionDropout)
+      checkDropoutUse(n);
+  }
+
+  /// Attention dropout scales the value of softmax-weighted messages only:
+  /// no score reads it and every aggregation it reaches is an attention one.
+  void checkDropoutUse(const ExprNode &dropout) {
+    const auto fix = "write aggregate(Reduce::Sum, edgeSoftmax(score) * (attentionDropout(p, heads) * value))";
+    const auto users = [this](const ExprNode *n) { return users_[n]; };
+    walk(&dropout, users, [&](const ExprNode *n) {
+      if (isa<EdgeSoftmax>(n))
+        fail(dropout, "attention dropout inside an edgeSoftmax's score", fix);
+      const auto *agg = dyn_cast<Aggregate>(n);
+      if (agg && !hasSoftmaxFactor(*agg->message()))
+        fail(dropout, "attention dropout in a message that no edgeSoftmax weights", fix);
+      return agg ? Step::Skip : Step::Expand;
+    });
+  }
+
+  enum class Step { Expand, Skip, Stop };
+  /// Visits `start`, then what `next` lists of each node visited, each node
+  /// once, until `visit` says Stop (true then); Skip leaves a node's next out.
+  template <typename Next, typename Visit> static bool walk(const ExprNode *start, Next next, Visit visit) {
+    std::vector<const ExprNode *> work{start};
+    std::set<const ExprNode *> seen;
+    while (!work.empty()) {
+      const ExprNode *n = work.back();
+      work.pop_back();
+      if (!seen.insert(n).second)
+        continue;
+      const Step step = visit(n);
+      if (step == Step::Stop)
+        return true;
+      if (step == Step::Expand)
+        for (const ExprNode *m : next(n))
+          work.push_back(m);
+    }
+    return false;
+  }
+
+  static bool hasSoftmaxFactor(const ExprNode &message) {
+    const auto *mul = dyn_cast<Binary>(&message);
+    return mul && mul->op() == BinaryOp::Mul && (isa<EdgeSoftmax>(mul->a().get()) || isa<EdgeSoftmax>(mul->b().get()));
   }
 
   /// A softmax may only be a factor of a Sum aggregation's message:
@@ -96,19 +139,13 @@ private:
   }
 
   bool containsSoftmax(const ExprNode *root) {
-    std::vector<const ExprNode *> work{root};
-    std::set<const ExprNode *> seen;
-    while (!work.empty()) {
-      const ExprNode *n = work.back();
-      work.pop_back();
-      if (!seen.insert(n).second)
-        continue;
-      if (isa<EdgeSoftmax>(n))
-        return true;
+    const auto operands = [](const ExprNode *n) {
+      std::vector<const ExprNode *> ops;
       for (const ExprPtr &op : n->operands())
-        work.push_back(op.get());
-    }
-    return false;
+        ops.push_back(op.get());
+      return ops;
+    };
+    return walk(root, operands, [](const ExprNode *n) { return isa<EdgeSoftmax>(n) ? Step::Stop : Step::Expand; });
   }
 
   void checkOutputs() {

@@ -300,7 +300,7 @@ def overhead_calls(backends, num_nodes, edge_index, x, args, device):
         with torch.no_grad():
             xw = build_conv("gnnjit", "gcn", args, device).lin(x)
         spec = ops.layer_spec("gcn", dim=args.width, weighted=False)  # as gnnjit.nn.GCNConv names it
-        return lambda: ops.layer_forward(spec, edge_index, None, num_nodes, "replace", [xw])
+        return lambda: ops.layer_forward(spec, edge_index, None, num_nodes, "replace", [xw], None)
 
     def run_layer_call():
         from gnnjit import ops

@@ -299,6 +299,7 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, Ca
     bindOwnTargets(c, stream);
     bindOwnSaved(pass, c);
   }
+  c.buffers.randomSeed = randomSeed_;
   launchProgram(c.program, c.kernels, graph_, inputs, c.buffers, stream, lowered_.layer.name());
   if (call)
     return call->results;

@@ -120,6 +120,10 @@ public:
   /// What the forward saves for the backward (planned and compiled on first
   /// use, for inputs whose rows allow vector loads).
   std::vector<SavedValue> savedValues();
+  /// The seed the calls that follow draw attention dropout from (0 at
+  /// first; layers without dropout ignore it): set a new one for each
+  /// forward, and give its backward the same.
+  void setRandomSeed(uint64_t seed) { randomSeed_ = seed; }
 
   /// The program of a pass for inputs whose rows allow vector loads
   /// (aligned) or not; planned and compiled on first use.
@@ -146,6 +150,7 @@ private:
   lower::LoweredLayer lowered_;
   DeviceGraph &graph_;
   RunnerOptions options_;
+  uint64_t randomSeed_ = 0;
   std::map<std::pair<Pass, bool>, std::unique_ptr<Compiled>> programs_;
   /// Values the forward saves for the backward, by name, shared by both
   /// passes; and where every saved value is, these or forward outputs.

@@ -308,6 +308,8 @@ private:
       return num(frame.heavyThreshold);
     case ParamKind::SegmentLength:
       return num(frame.segmentLength);
+    case ParamKind::RandomSeed:
+      return buffers_.randomSeed;
     }
     throwInternalError("unbound kernel parameter {}", p.name);
   }

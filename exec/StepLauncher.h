@@ -30,6 +30,8 @@ struct ProgramBuffers {
   /// The saved buffers by name: memory the runner keeps across passes, or
   /// (SavedBuffer::aliasOf) the forward output holding the same values.
   std::map<std::string, void *, std::less<>> *saved = nullptr;
+  /// The call's seed of attention dropout (the backward gets its forward's).
+  uint64_t randomSeed = 0;
 };
 
 /// Runs every step of `program` on `stream`. `kernels[m][e]` is entry e of

@@ -5,7 +5,7 @@
 //   out_i   = concat_h (or mean_h) sum_{j -> i} alpha_ji,h * x_j,h
 //
 // Matches torch_geometric.nn.GATConv (PyG 2.8) for a single input tensor
-// (x_src = x_dst = lin(x)), dropout 0, residual=False:
+// (x_src = x_dst = lin(x)), residual=False (dropout: attentionDropout):
 // alpha_src = (x_src * att_src).sum(-1) gathered at the source j (alpha_j),
 // alpha_dst = (x_dst * att_dst).sum(-1) gathered at the destination i
 // (alpha_i), alpha = leaky_relu(alpha_j + alpha_i [+ alpha_edge]),
@@ -30,7 +30,7 @@
 // With edge features PyG fills the self loops' edge_attr (fill_value
 // "mean"); the caller then supplies those rows of e for the added edges.
 //
-// options: dim (C), heads (H), concat, negativeSlope, edgeFeatures.
+// options: dim (C), heads (H), concat, negativeSlope, edgeFeatures, attentionDropout.
 #include "layers/LayerSupport.h"
 
 namespace gnnjit::layers {
@@ -51,7 +51,7 @@ dsl::Layer gat(const LayerOptions &options) {
     score = score + dot(e, attEdge);
   }
   score = leakyRelu(score, options.negativeSlope);
-  const Expr perHead = aggregate(Reduce::Sum, edgeSoftmax(score) * x.src());
+  const Expr perHead = aggregate(Reduce::Sum, edgeSoftmax(score) * detail::withAttentionDropout(x.src(), options));
   b.output("out", detail::combineHeads(perHead, options));
   return b.build();
 }

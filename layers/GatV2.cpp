@@ -5,7 +5,7 @@
 //   out_i = concat_h (or mean_h) sum_{j -> i} alpha_ji,h * xl_j,h
 //
 // Matches torch_geometric.nn.GATv2Conv (PyG 2.8), share_weights=False,
-// dropout 0. Which side is which, read from the source: forward() computes
+// dropout as attentionDropout. Which side is which, read from the source: forward() computes
 // x_l = lin_l(x) and x_r = lin_r(x) and calls propagate(x=(x_l, x_r)).
 // With flow source_to_target, message()'s x_j is gathered from x[0] = x_l
 // at the edge's source j, and x_i from x[1] = x_r at its destination i. So
@@ -28,7 +28,7 @@
 // added per node) for exactly PyG's edges; AddMissing is the same on
 // graphs without self loops (Cora).
 //
-// options: dim (C), heads (H), concat, negativeSlope, edgeFeatures.
+// options: dim (C), heads (H), concat, negativeSlope, edgeFeatures, attentionDropout.
 #include "layers/LayerSupport.h"
 
 namespace gnnjit::layers {
@@ -46,7 +46,7 @@ dsl::Layer gatv2(const LayerOptions &options) {
   if (options.edgeFeatures)
     z = z + b.edgeInput("e", {H, C});
   const Expr score = sum(leakyRelu(z, options.negativeSlope) * att, Axis::Dim); // [H, 1]
-  const Expr perHead = aggregate(Reduce::Sum, edgeSoftmax(score) * xl);
+  const Expr perHead = aggregate(Reduce::Sum, edgeSoftmax(score) * detail::withAttentionDropout(xl, options));
   b.output("out", detail::combineHeads(perHead, options));
   return b.build();
 }

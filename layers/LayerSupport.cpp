@@ -38,6 +38,9 @@ std::string nonDefault(Knob knob, const LayerOptions &o) {
     return o.weighted != defaults.weighted ? "weighted = true" : std::string();
   case Knob::EdgeFeatures:
     return o.edgeFeatures != defaults.edgeFeatures ? "edgeFeatures = true" : std::string();
+  case Knob::AttentionDropout:
+    return o.attentionDropout != defaults.attentionDropout ? fmt::format("attentionDropout = {}", o.attentionDropout)
+                                                           : std::string();
   }
   return {};
 }
@@ -56,8 +59,11 @@ void checkOptions(const LayerInfo &layer, const LayerOptions &options) {
     throwUserError("layer '{}': negativeSlope must be a finite number, got {}", layer.name, options.negativeSlope);
   if (!std::isfinite(options.eps))
     throwUserError("layer '{}': eps must be a finite number, got {}", layer.name, options.eps);
+  if (!(options.attentionDropout >= 0.0 && options.attentionDropout < 1.0))
+    throwUserError("layer '{}': attentionDropout is a probability in [0, 1), got {}", layer.name,
+                   options.attentionDropout);
   for (Knob knob : {Knob::Heads, Knob::Concat, Knob::NegativeSlope, Knob::Eps, Knob::Aggregation, Knob::Weighted,
-                    Knob::EdgeFeatures}) {
+                    Knob::EdgeFeatures, Knob::AttentionDropout}) {
     if (takes(layer, knob))
       continue;
     const std::string setting = nonDefault(knob, options);
@@ -82,6 +88,12 @@ dsl::Reduce aggregation(std::string_view layer, const LayerOptions &options, dsl
   }
   throwUserError("layer '{}' offers the aggregations {}; '{}' is not one of them", layer, names,
                  options.aggregation);
+}
+
+dsl::Expr withAttentionDropout(const dsl::Expr &value, const LayerOptions &options) {
+  if (options.attentionDropout == 0.0)
+    return value;
+  return attentionDropout(options.attentionDropout, options.heads) * value;
 }
 
 dsl::Expr combineHeads(const dsl::Expr &perHead, const LayerOptions &options) {

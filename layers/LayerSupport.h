@@ -30,4 +30,9 @@ dsl::Reduce aggregation(std::string_view layer, const LayerOptions &options, dsl
 /// [1, C] (concat=False: out.mean(dim=1)).
 dsl::Expr combineHeads(const dsl::Expr &perHead, const LayerOptions &options);
 
+/// An attention message's value with options.attentionDropout applied
+/// (PyG drops alpha; alpha x (mask x value) is the same product): the value
+/// itself when the probability is 0.
+dsl::Expr withAttentionDropout(const dsl::Expr &value, const LayerOptions &options);
+
 } // namespace gnnjit::layers::detail

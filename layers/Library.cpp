@@ -26,6 +26,8 @@ std::string_view knobName(Knob knob) {
     return "weighted";
   case Knob::EdgeFeatures:
     return "edgeFeatures";
+  case Knob::AttentionDropout:
+    return "attentionDropout";
   }
   return "?";
 }
@@ -68,16 +70,18 @@ const std::vector<LayerInfo> &library() {
        .summary = "out_i = ||_h sum_j softmax_j(leaky_relu(<x_j, att_src> + <x_i, att_dst>)) x_j",
        .pygClass = "torch_geometric.nn.GATConv",
        .familyHint = "attention",
-       .knobs = {Knob::Dim, Knob::Heads, Knob::Concat, Knob::NegativeSlope, Knob::EdgeFeatures},
-       .options = "dim, heads, concat, negativeSlope, edgeFeatures",
+       .knobs = {Knob::Dim, Knob::Heads, Knob::Concat, Knob::NegativeSlope, Knob::EdgeFeatures,
+                 Knob::AttentionDropout},
+       .options = "dim, heads, concat, negativeSlope, edgeFeatures, attentionDropout",
        .outside = "x = lin(x).view(-1, H, C) before; + bias after; self loops: build with --self-loops add",
        .build = gat},
       {.name = "gatv2",
        .summary = "out_i = ||_h sum_j softmax_j(<att, leaky_relu(xl_j + xr_i)>) xl_j",
        .pygClass = "torch_geometric.nn.GATv2Conv",
        .familyHint = "attention",
-       .knobs = {Knob::Dim, Knob::Heads, Knob::Concat, Knob::NegativeSlope, Knob::EdgeFeatures},
-       .options = "dim, heads, concat, negativeSlope, edgeFeatures",
+       .knobs = {Knob::Dim, Knob::Heads, Knob::Concat, Knob::NegativeSlope, Knob::EdgeFeatures,
+                 Knob::AttentionDropout},
+       .options = "dim, heads, concat, negativeSlope, edgeFeatures, attentionDropout",
        .outside = "xl = lin_l(x) (source side), xr = lin_r(x) (destination side) before; + bias after; self "
                   "loops: build with --self-loops add",
        .build = gatv2},
@@ -85,8 +89,8 @@ const std::vector<LayerInfo> &library() {
        .summary = "out_i = ||_h sum_j softmax_j(<q_i, k_j + e_ji> / sqrt(C)) (v_j + e_ji)",
        .pygClass = "torch_geometric.nn.TransformerConv",
        .familyHint = "attention",
-       .knobs = {Knob::Dim, Knob::Heads, Knob::Concat, Knob::EdgeFeatures},
-       .options = "dim, heads, concat, edgeFeatures",
+       .knobs = {Knob::Dim, Knob::Heads, Knob::Concat, Knob::EdgeFeatures, Knob::AttentionDropout},
+       .options = "dim, heads, concat, edgeFeatures, attentionDropout",
        .outside = "q, k, v (and e) projections before; + lin_skip(x) (root weight, beta gate) after",
        .build = transformer},
       {.name = "agnn",

@@ -60,12 +60,26 @@ struct LayerOptions {
   /// edge_attr) as an edge input "e" of shape [H, C] (PyG's edge_dim set).
   /// The raw edge_dim stays with the caller's lin_edge, outside the layer.
   bool edgeFeatures = false;
+  /// GAT, GATv2, Transformer: dropout of the attention coefficients with
+  /// this probability (PyG's dropout, in training), drawn from each call's
+  /// seed (LayerRunner::setRandomSeed); 0 for none (inference).
+  double attentionDropout = 0.0;
 };
 
 /// A field of LayerOptions that a layer may read. A layer refuses a field it
 /// does not read when it is set away from its default (say, an aggregation
 /// for GCN), so a setting never passes silently unused.
-enum class Knob : uint8_t { Dim, Heads, Concat, NegativeSlope, Eps, Aggregation, Weighted, EdgeFeatures };
+enum class Knob : uint8_t {
+  Dim,
+  Heads,
+  Concat,
+  NegativeSlope,
+  Eps,
+  Aggregation,
+  Weighted,
+  EdgeFeatures,
+  AttentionDropout
+};
 /// The LayerOptions field's name: "dim", "heads", "concat", ...
 std::string_view knobName(Knob knob);
 

@@ -4,7 +4,7 @@
 //   alpha = softmax over the edges j -> i of s_ji, per head
 //   out_i = concat_h (or mean_h) sum_{j -> i} alpha_ji,h * (v_j,h [+ e_ji,h])
 //
-// Matches torch_geometric.nn.TransformerConv (PyG 2.8), dropout 0:
+// Matches torch_geometric.nn.TransformerConv (PyG 2.8), dropout as attentionDropout:
 // query = lin_query(x[1]) read at the destination (query_i), key and value
 // = lin_key(x[0]), lin_value(x[0]) read at the source (key_j, value_j);
 // with edge_dim set, edge_attr = lin_edge(edge_attr) is added to key_j
@@ -22,7 +22,7 @@
 //          out += lin_skip(x) (root_weight=True), or with beta=True
 //          b = sigmoid(lin_beta([out, x_r, out - x_r])), out = b x_r + (1-b) out.
 //
-// options: dim (C), heads (H), concat, edgeFeatures.
+// options: dim (C), heads (H), concat, edgeFeatures, attentionDropout.
 #include "layers/LayerSupport.h"
 
 #include <cmath>
@@ -44,7 +44,7 @@ dsl::Layer transformer(const LayerOptions &options) {
     v = v + e;
   }
   const Expr score = dot(q, k) / Expr(std::sqrt(static_cast<double>(C))); // [H, 1]
-  const Expr perHead = aggregate(Reduce::Sum, edgeSoftmax(score) * v);
+  const Expr perHead = aggregate(Reduce::Sum, edgeSoftmax(score) * detail::withAttentionDropout(v, options));
   b.output("out", detail::combineHeads(perHead, options));
   return b.build();
 }

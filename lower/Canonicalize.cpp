@@ -36,7 +36,8 @@ std::string structuralKey(const ExprNode &n, const std::vector<ExprPtr> &ops) {
                        static_cast<int>(n.level()));
     break;
   case NodeKind::GraphValue:
-    key += fmt::format(":{}:{}", static_cast<int>(cast<GraphValue>(&n)->quantity()), static_cast<int>(n.level()));
+    key += fmt::format(":{}:{}:{}:{}", static_cast<int>(cast<GraphValue>(&n)->quantity()), static_cast<int>(n.level()),
+                       bits(cast<GraphValue>(&n)->probability()), n.shape().heads);
     break;
   case NodeKind::Constant:
     key += fmt::format(":{}", bits(cast<Constant>(&n)->value()));

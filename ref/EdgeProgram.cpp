@@ -1,5 +1,7 @@
 #include "ref/EdgeProgram.h"
 
+#include "dsl/AttentionDropout.h"
+
 #include "dsl/IRVisitor.h"
 #include "ref/RowOps.h"
 #include "support/Error.h"
@@ -49,7 +51,9 @@ EdgeProgram::EdgeProgram(const Evaluator &evaluator, const dsl::ExprPtr &root)
     if (const auto *ref = dyn_cast<dsl::InputRef>(&n)) {
       step.edgeInput = &evaluator_.input(*ref->input());
     } else if (const auto *g = dyn_cast<dsl::GraphValue>(&n)) {
-      if (g->quantity() != dsl::GraphQuantity::EdgeWeight)
+      if (g->quantity() == dsl::GraphQuantity::AttentionDropout)
+        step.dropout = g;
+      else if (g->quantity() != dsl::GraphQuantity::EdgeWeight)
         throwInternalError("{} read per edge", dsl::graphQuantityName(g->quantity()));
     } else if (const auto *softmax = dyn_cast<dsl::EdgeSoftmax>(&n)) {
       step.softmax = &evaluator_.softmaxStats(*softmax);
@@ -97,6 +101,13 @@ void EdgeProgram::run(Step &step, const EdgeContext &edge) {
     step.result = step.edgeInput->values.data() + edge.id * step.edgeInput->cols;
     return;
   case dsl::NodeKind::GraphValue:
+    if (step.dropout) {
+      const int64_t heads = n.shape().heads;
+      for (int64_t h = 0; h < heads; ++h)
+        out[h] = dsl::dropoutFactor(evaluator_.seed(), static_cast<uint64_t>(edge.id), heads, h,
+                                    step.dropout->probability());
+      return;
+    }
     out[0] = weights_.empty() ? 1.0 : static_cast<double>(weights_[static_cast<size_t>(edge.pos)]);
     return;
   case dsl::NodeKind::EdgeSoftmax: {

@@ -35,6 +35,7 @@ private:
     const Tensor *edgeInput = nullptr;
     const SoftmaxStats *softmax = nullptr;
     const ArgTable *args = nullptr;
+    const dsl::GraphValue *dropout = nullptr; ///< an attention dropout factor
   };
 
   Operand operandFor(const dsl::ExprNode &node) const;

@@ -141,7 +141,9 @@ NodeValue Evaluator::graphQuantity(const dsl::GraphValue &g) const {
           *out.mutableRow(static_cast<int64_t>(a.indices[static_cast<size_t>(p)])) += 1;
         break;
       case dsl::GraphQuantity::EdgeWeight:
-        throwInternalError("edge_weight read at {}; it is per edge", dsl::levelName(g.level()));
+      case dsl::GraphQuantity::AttentionDropout:
+        throwInternalError("{} read at {}; it is per edge", dsl::graphQuantityName(g.quantity()),
+                           dsl::levelName(g.level()));
       }
     }
   });

@@ -19,7 +19,9 @@ class Evaluator {
 public:
   /// `inputs` must outlive the evaluator; the executor has checked that it
   /// binds every input the expressions read (by name, with exact shapes).
-  Evaluator(const graph::Graph &graph, const TensorMap &inputs) : graph_(graph), inputs_(inputs) {}
+  /// Attention dropout draws from `seed`.
+  Evaluator(const graph::Graph &graph, const TensorMap &inputs, uint64_t seed = 0)
+      : graph_(graph), inputs_(inputs), seed_(seed) {}
 
   /// Materializes everything reachable from `roots` that is not per edge.
   void prepare(const std::vector<dsl::ExprPtr> &roots);
@@ -31,6 +33,7 @@ public:
   const ArgTable &argTable(const dsl::Aggregate &node) const;
   /// The tensor bound to an input (rows follow the input's kind).
   const Tensor &input(const dsl::InputDecl &decl) const;
+  uint64_t seed() const { return seed_; }
 
 private:
   /// `args` is filled for a Max/Min aggregate that a Saved ArgMatch reads.
@@ -40,6 +43,7 @@ private:
 
   const graph::Graph &graph_;
   const TensorMap &inputs_;
+  uint64_t seed_;
   // unique_ptr: a Saved Value views its forward value's memory.
   std::unordered_map<const dsl::ExprNode *, std::unique_ptr<NodeValue>> values_;
   std::unordered_map<const dsl::ExprNode *, SoftmaxStats> softmax_;

@@ -60,14 +60,14 @@ void addTerm(const dsl::InputDecl &input, const dsl::ExprPtr &term, Evaluator &e
 
 } // namespace
 
-TensorMap forward(const dsl::Layer &layer, const graph::Graph &graph, const TensorMap &inputs) {
+TensorMap forward(const dsl::Layer &layer, const graph::Graph &graph, const TensorMap &inputs, uint64_t seed) {
   checkBindings(layer.name(), layer.inputs(), {}, graph, inputs);
   requireHostMemory(forwardMemory(layer, graph), fmt::format("The fp64 reference forward pass of '{}'", layer.name()),
                     "Use a smaller graph or width for the reference.");
   std::vector<dsl::ExprPtr> roots;
   for (const dsl::LayerOutput &out : layer.outputs())
     roots.push_back(out.value);
-  Evaluator evaluator(graph, inputs);
+  Evaluator evaluator(graph, inputs, seed);
   evaluator.prepare(roots);
 
   TensorMap result;
@@ -81,7 +81,7 @@ TensorMap forward(const dsl::Layer &layer, const graph::Graph &graph, const Tens
 }
 
 TensorMap backward(const dsl::Layer &layer, const dsl::BackwardPlan &plan, const graph::Graph &graph,
-                   const TensorMap &inputs) {
+                   const TensorMap &inputs, uint64_t seed) {
   checkBindings(layer.name(), layer.inputs(), plan.outputGradients, graph, inputs);
   requireHostMemory(backwardMemory(layer, plan, graph),
                     fmt::format("The fp64 reference backward pass of '{}'", layer.name()),
@@ -109,7 +109,7 @@ TensorMap backward(const dsl::Layer &layer, const dsl::BackwardPlan &plan, const
       roots.push_back(term);
     }
   }
-  Evaluator evaluator(graph, inputs);
+  Evaluator evaluator(graph, inputs, seed);
   evaluator.prepare(roots);
 
   TensorMap result;

@@ -21,6 +21,9 @@
 //   reduction; Mean divides by the group size; Max/Min keep the first
 //   extreme in CSR order (the order of incoming(), or outgoing() for
 //   OutEdges), and a NaN wins.
+// - attentionDropout: per edge and head, 1 / (1 - p) or 0, drawn from
+//   the call's `seed` and the edge's id (dsl/AttentionDropout.h); a
+//   backward given its forward's seed drops the same coefficients.
 // - edgeSoftmax: alpha_e = exp(s_e - m) / sum over the edges e' into the
 //   same destination of exp(s_e' - m), per head, m the row's max score.
 // - select(c, a, b) reads only the chosen side; min/max return the left
@@ -44,7 +47,7 @@ namespace gnnjit::ref {
 /// (node: numNodes x size, edge: numEdges x size, param: 1 x size); a
 /// missing, extra or misshapen binding is a UserError that names the input,
 /// the expected and given shape and what the rows mean.
-TensorMap forward(const dsl::Layer &layer, const graph::Graph &graph, const TensorMap &inputs);
+TensorMap forward(const dsl::Layer &layer, const graph::Graph &graph, const TensorMap &inputs, uint64_t seed = 0);
 
 /// Evaluates a backward plan: `inputs` as for forward, plus one binding per
 /// plan.outputGradients ("d_<output>", numNodes x size). Returns one tensor
@@ -56,6 +59,6 @@ TensorMap forward(const dsl::Layer &layer, const graph::Graph &graph, const Tens
 /// input, or a non-Global term of a parameter is an InternalError (the
 /// differentiator's job).
 TensorMap backward(const dsl::Layer &layer, const dsl::BackwardPlan &plan, const graph::Graph &graph,
-                   const TensorMap &inputs);
+                   const TensorMap &inputs, uint64_t seed = 0);
 
 } // namespace gnnjit::ref

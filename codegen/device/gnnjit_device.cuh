@@ -4,6 +4,7 @@
 
 #include "gnnjit/common.cuh"
 #include "gnnjit/convert.cuh"
+#include "gnnjit/dropout.cuh"
 #include "gnnjit/online_softmax.cuh"
 #include "gnnjit/packed_atomic.cuh"
 #include "gnnjit/vector_load.cuh"

@@ -154,7 +154,8 @@ public:
   /// Runs a pass: `inputs` by name, `results` in the order results() gives,
   /// `saved` in the order savedValues() gives (the forward skips aliases).
   void run(bool backward, const std::vector<std::string> &names, const std::vector<TensorArg> &inputs,
-           const std::vector<TensorArg> &results, const std::vector<BytesArg> &saved, uintptr_t stream) {
+           const std::vector<TensorArg> &results, const std::vector<BytesArg> &saved, uintptr_t stream,
+           uint64_t seed) {
     useDevice(graph_.device);
     if (names.size() != inputs.size())
       throwInternalError("CudaLayer.run: {} names for {} inputs", names.size(), inputs.size());
@@ -178,6 +179,7 @@ public:
       ++next;
     }
     auto *s = reinterpret_cast<cudaStream_t>(stream);
+    runner_->setRandomSeed(seed);
     if (backward)
       runner_->backward(bound, call, s);
     else
@@ -256,9 +258,10 @@ void registerCuda(nb::module_ &m) {
       .def("saved_values", &CudaLayer::savedValues, "(name, bytes, aliased output or '') of what the forward saves")
       .def("results", &CudaLayer::results, nb::arg("backward"), "(name, rows, width) of a pass's results")
       .def("run", &CudaLayer::run, nb::arg("backward"), nb::arg("names"), nb::arg("inputs"), nb::arg("results"),
-           nb::arg("saved"), nb::arg("stream"),
+           nb::arg("saved"), nb::arg("stream"), nb::arg("seed") = 0,
            "Runs a pass on `stream`: inputs (pointer, rows, cols, row stride) by name, results and saved values as "
-           "results() and saved_values() list them")
+           "results() and saved_values() list them; seed: what attention dropout draws from (a backward takes its "
+           "forward's)")
       .def_prop_ro("tuned_stages", &CudaLayer::tunedStages, "stages planned with a tuning record's config")
       .def_prop_ro("records_note", &CudaLayer::recordsNote)
       .def("describe", &CudaLayer::describe, nb::arg("backward") = false, "the pass's plan as text");

@@ -151,6 +151,9 @@ void registerFunctions(nb::module_ &d) {
   d.def("out_degree", [](const std::string &at) { return dsl::outDegree(endOf(at)); }, nb::arg("at"));
   d.def("weighted_in_degree", [](const std::string &at) { return dsl::weightedInDegree(endOf(at)); }, nb::arg("at"));
   d.def("edge_weight", &dsl::edgeWeight, "the weight of each edge (the graph needs weights: edge_weight)");
+  d.def("attention_dropout", &dsl::attentionDropout, nb::arg("p"), nb::arg("heads"),
+        "per edge and head, 1/(1-p) or 0 (dropped with probability p), drawn from each call's seed; only in the "
+        "value of a softmax-weighted message: edge_softmax(s) * (attention_dropout(p, heads) * v); p = 0 gives 1");
 }
 
 } // namespace

@@ -24,7 +24,7 @@ namespace {
 layers::LayerOptions optionsOf(int64_t dim, std::optional<int64_t> heads,
                                std::optional<bool> concat, std::optional<double> negativeSlope,
                                std::optional<double> eps, std::optional<std::string> aggr, bool weighted,
-                               bool edgeFeatures) {
+                               bool edgeFeatures, double attentionDropout) {
   layers::LayerOptions o;
   o.dim = dim;
   if (heads)
@@ -41,6 +41,7 @@ layers::LayerOptions optionsOf(int64_t dim, std::optional<int64_t> heads,
     o.aggregation = *aggr;
   o.weighted = weighted;
   o.edgeFeatures = edgeFeatures;
+  o.attentionDropout = attentionDropout;
   return o;
 }
 
@@ -111,17 +112,21 @@ void registerLayers(nb::module_ &m) {
           "from_library",
           [](const std::string &name, int64_t dim, std::optional<int64_t> heads, std::optional<bool> concat,
              std::optional<double> negativeSlope, std::optional<double> eps, std::optional<std::string> aggr,
-             bool weighted, bool edgeFeatures) {
-            return layers::buildLayer(name,
-                                      optionsOf(dim, heads, concat, negativeSlope, eps, aggr, weighted, edgeFeatures));
+             bool weighted, bool edgeFeatures, double attentionDropout) {
+            return layers::buildLayer(name, optionsOf(dim, heads, concat, negativeSlope, eps, aggr, weighted,
+                                                      edgeFeatures, attentionDropout));
           },
           nb::arg("name"), nb::arg("dim"), nb::arg("heads") = nb::none(), nb::arg("concat") = nb::none(),
           nb::arg("negative_slope") = nb::none(), nb::arg("eps") = nb::none(), nb::arg("aggr") = nb::none(),
-          nb::arg("weighted") = false, nb::arg("edge_features") = false,
+          nb::arg("weighted") = false, nb::arg("edge_features") = false, nb::arg("attention_dropout") = 0.0,
           "A library layer (see gnnjit.library()); dim: features per head (PyG's out_channels) or the feature "
-          "width; eps: GIN's fixed eps (train_eps=False; without it eps is a parameter input)")
+          "width; eps: GIN's fixed eps (train_eps=False; without it eps is a parameter input); attention_dropout: "
+          "the probability of dropping an attention coefficient (gat, gatv2, transformer; drawn from each call's "
+          "seed)")
       .def_prop_ro("name", &dsl::Layer::name)
       .def_prop_ro("hash", &dsl::Layer::hashHex, "structural hash: equal for the same layer on any machine")
+      .def_prop_ro("drops_attention", &dsl::Layer::dropsAttention,
+                   "whether calls draw attention dropout (each call then takes a seed)")
       .def_prop_ro("inputs", &inputsOf, "name, kind (node, edge or param), heads, dim and size of each input")
       .def_prop_ro("outputs", &outputsOf, "name, heads, dim and size of each output")
       .def("export", &exportLayer, nb::arg("dir"), nb::arg("arch") = nb::none(), nb::arg("backward") = true,

@@ -48,22 +48,22 @@ template <typename Evaluate> nb::dict evaluated(const nb::dict &inputs, Evaluate
 void registerReference(nb::module_ &m) {
   m.def(
       "reference_forward",
-      [](const dsl::Layer &layer, const graph::Graph &graph, const nb::dict &inputs) {
-        return evaluated(inputs, [&](const ref::TensorMap &in) { return ref::forward(layer, graph, in); });
+      [](const dsl::Layer &layer, const graph::Graph &graph, const nb::dict &inputs, uint64_t seed) {
+        return evaluated(inputs, [&](const ref::TensorMap &in) { return ref::forward(layer, graph, in, seed); });
       },
-      nb::arg("layer"), nb::arg("graph"), nb::arg("inputs"),
+      nb::arg("layer"), nb::arg("graph"), nb::arg("inputs"), nb::arg("seed") = 0,
       "The layer's outputs in float64 on the CPU. inputs: every input by name (node: num_nodes rows, edge: one row "
-      "per edge_index column, param: one row), float32 or float64");
+      "per edge_index column, param: one row), float32 or float64; seed: what attention dropout draws from");
   m.def(
       "reference_backward",
-      [](const dsl::Layer &layer, const graph::Graph &graph, const nb::dict &inputs) {
+      [](const dsl::Layer &layer, const graph::Graph &graph, const nb::dict &inputs, uint64_t seed) {
         return evaluated(inputs, [&](const ref::TensorMap &in) {
-          return ref::backward(layer, dsl::differentiate(layer), graph, in);
+          return ref::backward(layer, dsl::differentiate(layer), graph, in, seed);
         });
       },
-      nb::arg("layer"), nb::arg("graph"), nb::arg("inputs"),
+      nb::arg("layer"), nb::arg("graph"), nb::arg("inputs"), nb::arg("seed") = 0,
       "The gradient of every input in float64 on the CPU. inputs: those of reference_forward and d_<output> for "
-      "each output (num_nodes rows)");
+      "each output (num_nodes rows); seed: the forward's");
 }
 
 } // namespace gnnjit::python

@@ -25,6 +25,7 @@ from gnnjit._core.dsl import (  # noqa: F401
     NodeInput,
     abs,
     aggregate,
+    attention_dropout,
     concat_heads,
     dot,
     edge_softmax,
@@ -66,7 +67,9 @@ class Module(_module_base()):
     """A torch module running a DSL layer: one torch.nn.Parameter per parameter input (shape (heads, dim), or
     (dim,) with one head), reset uniform in +-1/sqrt(size); forward(edge_index, num_nodes=None, edge_weight=None,
     **inputs) takes the node inputs ([num_nodes, size] or [num_nodes, heads, dim]) and edge inputs (one row per
-    edge_index column) by name and returns the output (a dict when the layer has several)."""
+    edge_index column) by name and returns the output (a dict when the layer has several). A layer with
+    attention_dropout draws a fresh seed each call (gnnjit.ops.dropout_seed); use it for training and a layer
+    without dropout for inference."""
 
     def __init__(self, layer, self_loops: str = "keep"):
         if torch is None:
@@ -90,14 +93,15 @@ class Module(_module_base()):
                 getattr(self, p["name"]).uniform_(-bound, bound)
 
     def forward(self, edge_index, num_nodes: Optional[int] = None, edge_weight=None, **inputs):
-        from gnnjit.ops import run_described
+        from gnnjit.ops import dropout_seed, run_described
 
         tensors = {n: t.reshape(t.size(0), -1) for n, t in inputs.items()}
         if num_nodes is None:  # the rows of the first node input given (run_described names any missing)
             nodes = [tensors[i["name"]].size(0) for i in self._data if i["kind"] == "node" and i["name"] in tensors]
             num_nodes = nodes[0] if nodes else int(edge_index.max()) + 1
         tensors.update({p["name"]: getattr(self, p["name"]) for p in self._params})
-        outputs = run_described(self._described, edge_index, num_nodes, tensors, edge_weight, self.self_loops)
+        seed = dropout_seed() if self._described[5] else None
+        outputs = run_described(self._described, edge_index, num_nodes, tensors, edge_weight, self.self_loops, seed)
         return next(iter(outputs.values())) if len(outputs) == 1 else outputs
 
     def export(self, folder: str, arch: Optional[str] = None, backward: bool = True) -> dict:

@@ -20,7 +20,7 @@ from torch import Tensor
 from torch.nn import Linear, Module, Parameter
 
 from gnnjit import _core
-from gnnjit.ops import run_layer
+from gnnjit.ops import dropout_seed, run_layer
 
 __all__ = [
     "AGNNConv",
@@ -77,13 +77,15 @@ def _single(layer: str, x) -> Tensor:
 
 def _run(layer: dict, x: Tensor, edge_index: Tensor, inputs: dict, self_loops: str = "keep",
          edge_weight: Optional[Tensor] = None) -> Tensor:
-    """The library layer's output on the graph of edge_index (built once, inside the op)."""
+    """The library layer's output on the graph of edge_index (built once, inside the op); a layer with attention
+    dropout gets a fresh seed."""
     if edge_weight is not None and edge_weight.requires_grad:
         raise NotImplementedError(
             "gnnjit treats edge_weight as a constant of the graph: pass edge_weight.detach() (its gradient is not "
             "computed yet)"
         )
-    return run_layer(layer, edge_index, _nodes(x, edge_index), inputs, edge_weight, self_loops)["out"]
+    seed = dropout_seed() if layer.get("attention_dropout") else None
+    return run_layer(layer, edge_index, _nodes(x, edge_index), inputs, edge_weight, self_loops, seed)["out"]
 
 
 class GCNConv(Module):
@@ -247,8 +249,9 @@ class _AttentionConv(Module):
     def _setup(self, in_channels, out_channels: int, heads: int, concat: bool, dropout: float, kwargs: dict,
                residual: bool = False) -> None:
         _check_kwargs(self.name, kwargs)
-        if dropout != 0.0:
-            _refuse(self.name, f"dropout={dropout} on attention coefficients (the fused kernel never forms them)")
+        if not 0.0 <= dropout < 1.0:
+            raise _core.Error(f"gnnjit.nn.{self.name}: dropout is a probability in [0, 1), got {dropout}")
+        self.dropout = float(dropout)
         if residual:
             _refuse(self.name, "residual=True")
         if not isinstance(in_channels, int):
@@ -269,8 +272,13 @@ class _AttentionConv(Module):
         return Parameter(torch.zeros(self.heads * self.out_channels if self.concat else self.out_channels)) if bias else None
 
     def _layer(self, library_name: str, edge: bool, **options) -> dict:
-        return {"name": library_name, "dim": self.out_channels, "heads": self.heads, "concat": self.concat,
+        """The library layer's spec: with attention dropout in training (the kernel draws it per edge and head
+        from a seed per call, as PyG's dropout on alpha), without it in eval mode."""
+        spec = {"name": library_name, "dim": self.out_channels, "heads": self.heads, "concat": self.concat,
                 "edge_features": edge, **options}
+        if self.training and self.dropout > 0.0:
+            spec["attention_dropout"] = self.dropout
+        return spec
 
 
 class GATConv(_AttentionConv):

@@ -24,6 +24,11 @@ once the graph and the layer are cached).
 
 CPU tensors (float32 or float64) run the float64 reference executor (exact,
 slow: for tests and debugging) and return the inputs' dtype.
+
+Layers with attention dropout take a seed per call (one int64 tensor,
+dropout_seed()): the kernels draw each edge's mask from it and the edge's id,
+and the backward is given the forward's seed, so both drop the same
+coefficients and no mask is stored; CPU and CUDA draw the same masks.
 """
 
 from __future__ import annotations
@@ -202,7 +207,18 @@ def _on_device(device: torch.device, run):
         return run()
 
 
-def _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs):
+def dropout_seed() -> Tensor:
+    """A fresh seed for one call of a layer with attention dropout, from torch's default CPU generator (so
+    torch.manual_seed makes training reproducible)."""
+    return torch.randint(-(2**63), 2**63 - 1, (1,), dtype=torch.int64)
+
+
+def _seed_value(seed: Optional[Tensor]) -> int:
+    """What attention dropout draws from: the call's seed tensor (one int64), or 0 for layers without dropout."""
+    return int(seed.reshape(-1)[0]) & 0xFFFFFFFFFFFFFFFF if seed is not None else 0
+
+
+def _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed):
     device = inputs[0].device
 
     def run():
@@ -213,14 +229,14 @@ def _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, i
         r.runner.run(
             False, r.input_names, [_arg(t) for t in tensors], [_arg(results[n]) for n, _, _ in r.forward_results],
             [(t.data_ptr(), t.numel() * t.element_size()) for t in saved],
-            _stream(device),
+            _stream(device), _seed_value(seed),
         )
         return [results[n] for n in r.output_names] + saved
 
     return _on_device(device, run)
 
 
-def _backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved):
+def _backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed):
     device = inputs[0].device
 
     def run():
@@ -231,7 +247,7 @@ def _backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, 
         r.runner.run(
             True, names, [_arg(t) for t in tensors], [_arg(results[n]) for n, _, _ in r.backward_results],
             [(t.data_ptr(), t.numel() * t.element_size()) for t in saved],
-            _stream(device),
+            _stream(device), _seed_value(seed),
         )
         return [results[n] if n in results else torch.zeros_like(t) for n, t in zip(r.input_names, inputs)]
 
@@ -244,20 +260,21 @@ def _backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, 
 @torch.library.custom_op("gnnjit::layer_forward", mutates_args=())
 def layer_forward(
     layer: str, edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int, self_loops: str,
-    inputs: list[Tensor],
+    inputs: list[Tensor], seed: Optional[Tensor],
 ) -> list[Tensor]:
-    """The layer's outputs, then (CUDA) the values its backward reads; `inputs` in the layer's input order."""
+    """The layer's outputs, then (CUDA) the values its backward reads; `inputs` in the layer's input order;
+    `seed` (one int64, any device): what attention dropout draws from."""
     l = layer_of(layer)
     _check(l, inputs)
     if inputs[0].is_cuda:
-        return _forward_cuda(layer, l, edge_index, edge_weight, num_nodes, self_loops, inputs)
+        return _forward_cuda(layer, l, edge_index, edge_weight, num_nodes, self_loops, inputs, seed)
     graph = _entry(edge_index, edge_weight, num_nodes, self_loops).graph
-    outputs = _core.reference_forward(l, graph, _arrays(l, inputs))
+    outputs = _core.reference_forward(l, graph, _arrays(l, inputs), _seed_value(seed))
     return [torch.from_numpy(outputs[o["name"]]).to(inputs[0].dtype) for o in l.outputs]
 
 
 @layer_forward.register_fake
-def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs):
+def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed):
     outputs = [inputs[0].new_empty((num_nodes, o["size"])) for o in layer_of(layer).outputs]
     return outputs + (_new_saved(layer, num_nodes, edge_index, inputs[0]) if inputs[0].is_cuda else [])
 
@@ -265,34 +282,39 @@ def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs):
 @torch.library.custom_op("gnnjit::layer_backward", mutates_args=())
 def layer_backward(
     layer: str, edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int, self_loops: str,
-    inputs: list[Tensor], grad_outputs: list[Tensor], saved: list[Tensor],
+    inputs: list[Tensor], grad_outputs: list[Tensor], saved: list[Tensor], seed: Optional[Tensor],
 ) -> list[Tensor]:
     """The gradient of every input given the outputs' gradients (any strides, stride 0 too) and (CUDA) what the
-    forward saved, in saved_layout's order (an aliased value is that forward output)."""
+    forward saved, in saved_layout's order (an aliased value is that forward output); `seed`: the forward's."""
     l = layer_of(layer)
     _check(l, inputs)
     if inputs[0].is_cuda:
-        return _backward_cuda(layer, l, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved)
+        return _backward_cuda(
+            layer, l, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed
+        )
     arrays = _arrays(l, inputs)
     for o, d in zip(l.outputs, grad_outputs):
         arrays["d_" + o["name"]] = d.detach().to(inputs[0].dtype).contiguous()
-    grads = _core.reference_backward(l, _entry(edge_index, edge_weight, num_nodes, self_loops).graph, arrays)
+    grads = _core.reference_backward(
+        l, _entry(edge_index, edge_weight, num_nodes, self_loops).graph, arrays, _seed_value(seed)
+    )
     return [torch.from_numpy(grads[spec["name"]]).to(t.dtype) for spec, t in zip(l.inputs, inputs)]
 
 
 @layer_backward.register_fake
-def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved):
+def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed):
     return [torch.empty_like(t) for t in inputs]
 
 
 def _setup_context(ctx, inputs, output):
-    layer, edge_index, edge_weight, num_nodes, self_loops, tensors = inputs
+    layer, edge_index, edge_weight, num_nodes, self_loops, tensors, seed = inputs
     outputs = layer_of(layer).outputs
     results, saved = output[: len(outputs)], output[len(outputs) :]
     if saved:
         ctx.mark_non_differentiable(*saved)
     ctx.layer, ctx.num_nodes, ctx.self_loops = layer, num_nodes, self_loops
     ctx.has_weight = edge_weight is not None
+    ctx.seed = seed.detach().clone() if seed is not None else None  # the backward drops what the forward dropped
     # On CUDA the backward reads the saved values, and the outputs some of them alias (kept only then).
     aliased = {alias for *_, alias in saved_layout(layer) if alias} if tensors[0].is_cuda else set()
     kept = [(o["name"], t) for o, t in zip(outputs, results) if o["name"] in aliased]
@@ -321,12 +343,12 @@ def _input_grads(ctx, grads) -> list:
         for d, o in zip(grads[: len(outputs)], outputs)
     ]
     return layer_backward(
-        ctx.layer, edge_index, edge_weight, ctx.num_nodes, ctx.self_loops, tensors, grads, saved
+        ctx.layer, edge_index, edge_weight, ctx.num_nodes, ctx.self_loops, tensors, grads, saved, ctx.seed
     )
 
 
 def _backward(ctx, grads):
-    return None, None, None, None, None, _input_grads(ctx, grads)
+    return None, None, None, None, None, _input_grads(ctx, grads), None
 
 
 layer_forward.register_autograd(_backward, setup_context=_setup_context)
@@ -339,6 +361,7 @@ def run_layer(
     inputs: dict[str, Tensor],
     edge_weight: Optional[Tensor] = None,
     self_loops: str = "keep",
+    seed: Optional[Tensor] = None,
 ) -> dict[str, Tensor]:
     """Runs the library layer `layer` ({"name": ..., options of gnnjit.Layer.from_library}), or a gnnjit.Layer
     written with gnnjit.dsl, on the graph of `edge_index` (PyG's [2, E]) with its inputs by name; its outputs by
@@ -347,12 +370,13 @@ def run_layer(
     Node inputs have num_nodes rows, edge inputs one row per stored edge (edge_index's columns, then the edges
     self_loops added, in node order), parameters any shape of their size. self_loops: 'keep', 'remove', 'add'
     (to nodes without one) or 'replace' (every node gets exactly one). edge_weight is a constant of the graph.
+    seed: one int64 (dropout_seed() draws one) that attention dropout draws from, needed by layers with it.
     """
     if isinstance(layer, dict):
         described = _resolved(tuple(sorted(layer.items())))
     else:
         described = _described(custom_spec(layer))
-    return run_described(described, edge_index, num_nodes, inputs, edge_weight, self_loops)
+    return run_described(described, edge_index, num_nodes, inputs, edge_weight, self_loops, seed)
 
 
 def run_described(
@@ -362,9 +386,15 @@ def run_described(
     inputs: dict[str, Tensor],
     edge_weight: Optional[Tensor] = None,
     self_loops: str = "keep",
+    seed: Optional[Tensor] = None,
 ) -> dict[str, Tensor]:
     """run_layer for a layer described by _described(spec): what modules call, with the description made once."""
-    spec, name, names, params, outputs = described
+    spec, name, names, params, outputs, drops = described
+    if drops and seed is None:
+        raise _core.Error(
+            f"layer {name} drops attention coefficients: give each call a seed (gnnjit.ops.dropout_seed()), and "
+            "build the layer without dropout for inference"
+        )
     missing = [n for n in names if n not in inputs]
     extra = [n for n in inputs if n not in names]
     if missing or extra:
@@ -374,7 +404,7 @@ def run_described(
             + (f"; not inputs of it: {extra}" if extra else "")
         )
     tensors = [inputs[n].reshape(1, -1) if p else inputs[n] for n, p in zip(names, params)]
-    results = layer_forward(spec, edge_index, edge_weight, int(num_nodes), self_loops, tensors)
+    results = layer_forward(spec, edge_index, edge_weight, int(num_nodes), self_loops, tensors, seed)
     return dict(zip(outputs, results))  # the outputs, without the saved values after them
 
 
@@ -392,7 +422,8 @@ def _resolve(items: tuple) -> tuple:
 
 @lru_cache(maxsize=256)
 def _described(spec: str) -> tuple:
-    """(spec, layer name, input names, which are parameters, output names)."""
+    """(spec, layer name, input names, which are parameters, output names, whether calls draw attention
+    dropout)."""
     l = layer_of(spec)
     return (
         spec,
@@ -400,4 +431,5 @@ def _described(spec: str) -> tuple:
         tuple(s["name"] for s in l.inputs),
         tuple(s["kind"] == "param" for s in l.inputs),
         tuple(o["name"] for o in l.outputs),
+        l.drops_attention,
     )

@@ -18,7 +18,7 @@ import gnnjit.nn  # noqa: E402
 import gnnjit.ops  # noqa: E402
 from gnnjit.graphs import default_cache  # noqa: E402
 from gnnjit.ops import layer_spec  # noqa: E402
-from test_torch import CASES, EDGE_DIM, HEADS, IN, OUT  # noqa: E402
+from test_torch import CASES, DROPOUT_CASES, EDGE_DIM, HEADS, IN, OUT  # noqa: E402
 
 if not (torch.cuda.is_available() and gnnjit._core.cuda_available()):
     pytest.skip("SKIPPED: no CUDA device; the GPU suite runs on a machine with one", allow_module_level=True)
@@ -94,6 +94,26 @@ def test_layer_matches_pyg_on_every_shared_dataset(data, name, make, uses_edges)
     compare(theirs, ours, x, edge_index, edge_attr, uses_edges, f"{name} on {data}")
 
 
+@pytest.mark.parametrize("data", ["cora", "tolokers"])
+@pytest.mark.parametrize("name, make, uses_edges, _", DROPOUT_CASES, ids=[c[0] for c in DROPOUT_CASES])
+def test_attention_dropout_on_cuda_drops_what_the_reference_drops(monkeypatch, data, name, make, uses_edges, _):
+    """Training mode with one seed: the CUDA kernels (float32) against the float64 reference executor, which
+    test_torch holds to PyG's layer given the same mask; outputs and every gradient."""
+    edge_index, x, edge_attr = dataset(data)
+    torch.manual_seed(1)
+    reference = make(gnnjit.nn).double()
+    ours = make(gnnjit.nn).to(CUDA)
+    ours.load_state_dict({k: v.float() for k, v in reference.state_dict().items()})
+    monkeypatch.setattr(gnnjit.nn, "dropout_seed", lambda: torch.tensor([0x5EED_0F_D209], dtype=torch.int64))
+    weights = torch.randn(x.size(0), HEADS * OUT, dtype=torch.float64)
+    want, want_grads = run(reference, x.cpu(), edge_index.cpu(), edge_attr.cpu(), uses_edges, weights, torch.float64)
+    got, got_grads = run(ours, x, edge_index, edge_attr, uses_edges, weights.to(CUDA), torch.float32)
+    assert_near(got.cpu(), want, f"{name} with dropout on {data}: output")
+    for key, want_grad in want_grads.items():
+        if want_grad is not None:
+            assert_near(got_grads[key].cpu(), want_grad, f"{name} with dropout on {data}: gradient of {key}")
+
+
 @pytest.mark.parametrize("make", [lambda m: m.GATConv(HEADS * OUT, OUT, heads=HEADS),
                                   lambda m: m.SAGEConv(HEADS * OUT, HEADS * OUT, aggr="max")])
 def test_a_layer_called_twice_before_its_backward(make):
@@ -146,7 +166,7 @@ def test_opcheck_on_cuda(spec, loops, sizes):
     weight = torch.rand(edge_index.size(1), device=CUDA) if "weighted" in spec else None
     torch.manual_seed(2)
     inputs = [torch.randn(rows or n, cols, device=CUDA, requires_grad=True) for rows, cols in sizes]
-    torch.library.opcheck(torch.ops.gnnjit.layer_forward.default, (spec, edge_index, weight, n, loops, inputs))
+    torch.library.opcheck(torch.ops.gnnjit.layer_forward.default, (spec, edge_index, weight, n, loops, inputs, None))
 
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])

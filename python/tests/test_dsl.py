@@ -13,6 +13,8 @@ pyg_utils = pytest.importorskip("torch_geometric.utils")
 
 import gnnjit  # noqa: E402
 import gnnjit.dsl as G  # noqa: E402
+import gnnjit.ops  # noqa: E402
+from dropout_mask import dropout_mask  # noqa: E402
 
 HEADS, DIM, N, E = 2, 4, 25, 120
 
@@ -26,10 +28,11 @@ def gated_difference():
     return b.build()
 
 
-def dot_attention():
+def dot_attention(dropout=0.0):
     b = G.LayerBuilder("dot_attention")
     q, k, v = b.dst_input("q", (HEADS, DIM)), b.src_input("k", (HEADS, DIM)), b.src_input("v", (HEADS, DIM))
-    b.output("out", G.concat_heads(G.aggregate("sum", G.edge_softmax(G.dot(q, k) / math.sqrt(DIM)) * v)))
+    value = G.attention_dropout(dropout, HEADS) * v
+    b.output("out", G.concat_heads(G.aggregate("sum", G.edge_softmax(G.dot(q, k) / math.sqrt(DIM)) * value)))
     return b.build()
 
 
@@ -52,10 +55,12 @@ def gated_difference_in_torch(edge_index, x, a, bias):
     return total / count[:, None] + bias.reshape(1, -1)
 
 
-def dot_attention_in_torch(edge_index, q, k, v):
+def dot_attention_in_torch(edge_index, q, k, v, mask=None):
     src, dst = edge_index
     score = (per_head(q)[dst] * per_head(k)[src]).sum(-1) / math.sqrt(DIM)  # [E, heads]
     alpha = pyg_utils.softmax(score, dst, num_nodes=N)
+    if mask is not None:
+        alpha = alpha * mask
     messages = (alpha[..., None] * per_head(v)[src]).reshape(E, -1)
     return torch.zeros(N, HEADS * DIM, dtype=q.dtype).index_add(0, dst, messages)
 
@@ -106,6 +111,32 @@ def test_an_attention_layer_matches_its_formula_with_every_gradient():
     torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
     for g, w in zip(got_grads, want_grads):
         torch.testing.assert_close(g, w, rtol=1e-10, atol=1e-10)
+
+
+def test_attention_dropout_in_a_dsl_layer_draws_a_mask_per_call(monkeypatch):
+    edge_index = graph(2)
+    assert not dot_attention().drops_attention  # p = 0 is the constant 1
+    module = G.Module(dot_attention(0.4))
+    assert module.layer.drops_attention
+    q, k, v = (torch.randn(N, HEADS * DIM, dtype=torch.float64) for _ in range(3))
+    torch.manual_seed(0)
+    first, second = module(edge_index, q=q, k=k, v=v), module(edge_index, q=q, k=k, v=v)
+    assert not torch.equal(first, second)
+    seed = 0xDEAD_BEEF
+    monkeypatch.setattr(gnnjit.ops, "dropout_seed", lambda: torch.tensor([seed], dtype=torch.int64))
+    mask = dropout_mask(seed, range(E), HEADS, 0.4)
+    weights = torch.randn(N, HEADS * DIM, dtype=torch.float64)
+    got, got_grads = grads_of(lambda q, k, v: module(edge_index, q=q, k=k, v=v), [q, k, v], weights)
+    want, want_grads = grads_of(lambda q, k, v: dot_attention_in_torch(edge_index, q, k, v, mask), [q, k, v], weights)
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
+    for g, w in zip(got_grads, want_grads):
+        torch.testing.assert_close(g, w, rtol=1e-10, atol=1e-10)
+    b = G.LayerBuilder("dropout_in_score")
+    x = b.node_input("x", (HEADS, DIM))
+    score = G.dot(x.src, x.dst) * G.attention_dropout(0.5, HEADS)
+    b.output("out", G.concat_heads(G.aggregate("sum", G.edge_softmax(score) * x.src)))
+    with pytest.raises(gnnjit.Error, match="attention dropout inside an edgeSoftmax's score"):
+        b.build()
 
 
 def test_inputs_may_be_given_per_head_and_node_count_is_found():

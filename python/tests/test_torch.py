@@ -15,6 +15,7 @@ import gnnjit  # noqa: E402
 import gnnjit.nn  # noqa: E402
 from gnnjit.graphs import GraphCache  # noqa: E402
 from gnnjit.ops import layer_spec  # noqa: E402
+from dropout_mask import dropout_mask  # noqa: E402
 
 IN, OUT, HEADS, EDGE_DIM = 6, 4, 3, 5
 
@@ -108,7 +109,6 @@ def test_signatures_match_pyg(name):
     [
         (lambda: gnnjit.nn.GCNConv(IN, OUT, improved=True), "improved=True"),
         (lambda: gnnjit.nn.GCNConv(IN, OUT, normalize=False), "normalize=False"),
-        (lambda: gnnjit.nn.GATv2Conv(IN, OUT, dropout=0.5), "dropout"),
         (lambda: gnnjit.nn.GATConv(IN, OUT, residual=True), "residual"),
         (lambda: gnnjit.nn.SAGEConv(IN, OUT, normalize=True), "normalize"),
         (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr="std"), "aggr"),
@@ -121,6 +121,84 @@ def test_signatures_match_pyg(name):
 def test_unsupported_arguments_are_refused_never_ignored(make, message):
     with pytest.raises(NotImplementedError, match=message):
         make()
+
+
+DROPOUT_CASES = [
+    ("GATConv", lambda m: m.GATConv(IN, OUT, heads=HEADS, dropout=0.6), False, True),
+    ("GATv2Conv", lambda m: m.GATv2Conv(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM, dropout=0.5), True, True),
+    ("TransformerConv", lambda m: m.TransformerConv(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM, dropout=0.3), True, False),
+]
+
+
+@pytest.mark.parametrize("name, make, uses_edges, replaces_loops", DROPOUT_CASES, ids=[c[0] for c in DROPOUT_CASES])
+def test_attention_dropout_drops_what_pyg_drops_given_the_same_mask(monkeypatch, name, make, uses_edges,
+                                                                    replaces_loops):
+    """PyG's layer with F.dropout on alpha replaced by gnnjit's mask (its rows are PyG's edges: the non-loop
+    columns, then one loop per node, which gnnjit numbers E + node) against gnnjit's layer in training: the
+    output and every gradient, so the backward drops what the forward dropped."""
+    edge_index, x, edge_attr = random_graph()
+    theirs, ours = pair(make)
+    seed = 0x1234_5678_9ABC_DEF0
+    n, e = x.size(0), edge_index.size(1)
+    if replaces_loops:
+        ids = [k for k in range(e) if edge_index[0, k] != edge_index[1, k]] + [e + v for v in range(n)]
+    else:
+        ids = list(range(e))
+    mask = dropout_mask(seed, ids, HEADS, ours.dropout)
+    original = torch.nn.functional.dropout
+
+    def masked(alpha, p=0.5, training=True, inplace=False):
+        if training and alpha.shape == mask.shape:
+            return alpha * mask
+        return original(alpha, p, training, inplace)
+
+    monkeypatch.setattr(torch.nn.functional, "dropout", masked)
+    monkeypatch.setattr(gnnjit.nn, "dropout_seed", lambda: torch.tensor([seed], dtype=torch.int64))
+    weights = torch.randn(n, HEADS * OUT, dtype=torch.float64)
+    want, want_grads = run(theirs, x, edge_index, edge_attr, uses_edges, weights)
+    got, got_grads = run(ours, x, edge_index, edge_attr, uses_edges, weights)
+    torch.testing.assert_close(got, want, rtol=1e-9, atol=1e-9)
+    for key in want_grads:
+        if want_grads[key] is not None:
+            torch.testing.assert_close(got_grads[key], want_grads[key], rtol=1e-8, atol=1e-9, msg=key)
+    # Out of training there is no dropout: PyG's unpatched eval output.
+    monkeypatch.setattr(torch.nn.functional, "dropout", original)
+    theirs.eval(), ours.eval()
+    plain = (lambda m: m(x, edge_index, edge_attr)) if uses_edges else (lambda m: m(x, edge_index))
+    torch.testing.assert_close(plain(ours), plain(theirs), rtol=1e-9, atol=1e-9)
+
+
+def test_attention_dropout_draws_a_seed_per_call_from_torch():
+    edge_index, x, _ = random_graph()
+    _, ours = pair(lambda m: m.GATConv(IN, OUT, heads=HEADS, dropout=0.5))
+    torch.manual_seed(3)
+    first, second = ours(x, edge_index), ours(x, edge_index)
+    assert not torch.equal(first, second)  # a new mask each call
+    torch.manual_seed(3)
+    assert torch.equal(ours(x, edge_index), first)  # torch.manual_seed makes it reproducible
+    with pytest.raises(gnnjit.Error, match="dropout is a probability"):
+        gnnjit.nn.GATConv(IN, OUT, dropout=1.0)
+    spec = {"name": "gat", "dim": OUT, "heads": HEADS, "attention_dropout": 0.5}
+    with pytest.raises(gnnjit.Error, match="give each call a seed"):
+        gnnjit.ops.run_layer(spec, edge_index, 30, {"x": x.repeat(1, 2)[:, : HEADS * OUT],
+                                                   "att_src": torch.ones(HEADS * OUT, dtype=torch.float64),
+                                                   "att_dst": torch.ones(HEADS * OUT, dtype=torch.float64)})
+
+
+def test_attention_dropout_gradients_against_finite_differences():
+    """The op's backward, through autograd, against finite differences: every evaluation of one seed draws one
+    mask, and the backward is given the forward's seed."""
+    edge_index, _, _ = random_graph(n=12, e=40)
+    spec = gnnjit.ops.layer_spec("gatv2", dim=2, heads=2, attention_dropout=0.5)
+    torch.manual_seed(4)
+    xl, xr = (torch.randn(12, 4, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    att = torch.randn(1, 4, dtype=torch.float64, requires_grad=True)
+    seed = torch.tensor([99], dtype=torch.int64)
+
+    def f(xl, xr, att):
+        return torch.ops.gnnjit.layer_forward(spec, edge_index, None, 12, "replace", [xl, xr, att], seed)[0]
+
+    assert torch.autograd.gradcheck(f, (xl, xr, att))
 
 
 def test_unsupported_forward_arguments_and_bad_inputs_are_refused():
@@ -190,7 +268,7 @@ def test_opcheck_on_the_layer_op(weighted):
     if not weighted:
         rows[-1] = 1  # att is a parameter
     inputs = [torch.randn(r, c, dtype=torch.float64, requires_grad=True) for r, c in zip(rows, size)]
-    torch.library.opcheck(torch.ops.gnnjit.layer_forward.default, (spec, edge_index, edge_weight, 30, loops, inputs))
+    torch.library.opcheck(torch.ops.gnnjit.layer_forward.default, (spec, edge_index, edge_weight, 30, loops, inputs, None))
 
 
 def test_compiles_without_graph_breaks():

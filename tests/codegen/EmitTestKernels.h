@@ -26,9 +26,10 @@ inline codegen::ExprEmitContext kernelContext() {
     const std::string row = at == Level::Src ? "j" : at == Level::Dst ? "i" : at == Level::Edge ? "eid" : "0";
     return fmt::format("{}[(long long){} * {} + ({})]", in.name, row, in.shape.size(), offset);
   };
-  ctx.graphValue = [](GraphQuantity q, Level at) {
+  ctx.graphValue = [](const GraphValue &g, const std::string &) {
+    const Level at = g.level();
     const std::string row = at == Level::Src ? "j" : at == Level::Dst ? "i" : "e";
-    return fmt::format("{}[{}]", graphQuantityName(q), row);
+    return fmt::format("{}[{}]", graphQuantityName(g.quantity()), row);
   };
   ctx.readComputed = [](const ExprNode &n, const std::string &offset) {
     return fmt::format("computed_{}[({})]", nodeKindName(n.kind()), offset);

@@ -8,7 +8,8 @@
 // (shared edge loops, RuleOptions::fuseAttentionBackward), with a case on
 // graphs that give its strided groups several rows and segments each, and
 // the unfused backward (a loop per sum, parameter sums over edge ranges) on
-// a subset. Gradients are checked to be bitwise identical from run to run.
+// a subset; attention dropout under two seeds on each path. Gradients are
+// checked to be bitwise identical from run to run.
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
 #include "examples/DistanceAttention.h"
@@ -204,6 +205,50 @@ TEST_CASE("the unfused backward: an edge loop per sum, parameter sums over edge 
   heavy.heavyThreshold = 16;
   heavy.segmentLength = 8;
   sweep(*test::loadGraph("rmat:scale=10,ef=16,seed=7"), {{4, 32}, {2, 7}}, {}, heavy);
+  MESSAGE(test::gpuChecks << " tensors checked");
+}
+
+TEST_CASE("attention dropout: both passes drop what the reference drops, for any seed, path and index type") {
+  const std::vector<std::pair<std::string, std::function<dsl::Layer(int64_t, int64_t)>>> cases = {
+      {"gat dropout 0.6",
+       [](int64_t h, int64_t d) { return library("gat", h, d, [](layers::LayerOptions &o) { o.attentionDropout = 0.6; }); }},
+      {"gatv2 mean heads edge dropout 0.5",
+       [](int64_t h, int64_t d) {
+         return library("gatv2", h, d, [](layers::LayerOptions &o) {
+           o.concat = false;
+           o.edgeFeatures = true;
+           o.attentionDropout = 0.5;
+         });
+       }},
+      {"transformer edge dropout 0.3",
+       [](int64_t h, int64_t d) {
+         return library("transformer", h, d, [](layers::LayerOptions &o) {
+           o.edgeFeatures = true;
+           o.attentionDropout = 0.3;
+         });
+       }},
+  };
+  RuleOptions heavy, unfused;
+  heavy.heavyThreshold = 16;
+  heavy.segmentLength = 8;
+  unfused.fuseAttentionBackward = false;
+  std::vector<std::pair<std::unique_ptr<graph::Graph>, RuleOptions>> graphs;
+  if (test::sharedFile("cora"))
+    graphs.emplace_back(test::loadGraph("cora"), RuleOptions{});
+  graphs.emplace_back(test::loadGraph("rmat:scale=11,ef=16,seed=1", graph::IndexChoice::Int64), RuleOptions{});
+  graphs.emplace_back(test::loadGraph("rmat:scale=10,ef=16,seed=7"), heavy);
+  graphs.emplace_back(test::loadGraph("grid:side=40"), unfused);
+  for (uint64_t seed : {uint64_t{0}, uint64_t{0x9e3779b97f4a7c15ull}})
+    for (const auto &[g, rule] : graphs)
+      for (const auto &[label, build] : cases)
+        for (const auto &[heads, dim] : std::vector<std::pair<int64_t, int64_t>>{{4, 32}, {3, 7}}) {
+          const std::string what = fmt::format("{} on {} heads={} dim={} seed={:x}", label, g->name(), heads, dim, seed);
+          CAPTURE(what);
+          runAndCheck(test::reference(build(heads, dim), *g, gridInputs, seed), *g, what, rule);
+        }
+  const auto g = test::loadGraph("rmat:scale=9,ef=8,seed=4");
+  for (const auto &[label, build] : cases)
+    test::runWithCallerBuffers(test::reference(build(4, 32), *g, gridInputs, 77), *g, label + " on rmat 9", gridInputs);
   MESSAGE(test::gpuChecks << " tensors checked");
 }
 

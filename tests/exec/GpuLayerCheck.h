@@ -31,18 +31,20 @@ using InputDraw =
 struct Expected {
   lower::LoweredLayer lowered;
   ref::TensorMap inputs, backwardInputs, outputs, gradients;
+  uint64_t dropoutSeed = 0; ///< what attention dropout draws from, in both passes
 };
 
 /// The reference forward and backward of `layer` on `g`: inputs drawn with
-/// seed 17, output gradients with seed 29.
-inline Expected reference(const dsl::Layer &layer, const graph::Graph &g, const InputDraw &draw) {
-  Expected e{lower::lowerLayer(layer), {}, {}, {}, {}};
+/// seed 17, output gradients with seed 29, attention dropout from `dropoutSeed`.
+inline Expected reference(const dsl::Layer &layer, const graph::Graph &g, const InputDraw &draw,
+                          uint64_t dropoutSeed = 0) {
+  Expected e{lower::lowerLayer(layer), {}, {}, {}, {}, dropoutSeed};
   e.inputs = draw(e.lowered.layer.inputs(), g, 17);
-  e.outputs = ref::forward(e.lowered.layer, g, e.inputs);
+  e.outputs = ref::forward(e.lowered.layer, g, e.inputs, dropoutSeed);
   e.backwardInputs = e.inputs;
   for (auto &[name, t] : draw(e.lowered.backward.plan.outputGradients, g, 29))
     e.backwardInputs[name] = std::move(t);
-  e.gradients = ref::backward(e.lowered.layer, e.lowered.backward.plan, g, e.backwardInputs);
+  e.gradients = ref::backward(e.lowered.layer, e.lowered.backward.plan, g, e.backwardInputs, dropoutSeed);
   return e;
 }
 
@@ -66,6 +68,7 @@ inline void runAndCheck(const Expected &e, const graph::Graph &g, const std::str
   exec::RunnerOptions options;
   options.rule = rule;
   exec::LayerRunner runner(e.lowered, dg, options);
+  runner.setRandomSeed(e.dropoutSeed);
   const exec::UploadedTensors in(e.inputs);
   checkAgainst(e.outputs, runner.forward(in.tensors()), what + " forward");
   const exec::UploadedTensors bin(e.backwardInputs);
@@ -114,6 +117,7 @@ inline void runWithCallerBuffers(const Expected &e, const graph::Graph &g, const
   exec::RunnerOptions options;
   options.rule = rule;
   exec::LayerRunner runner(e.lowered, dg, options);
+  runner.setRandomSeed(e.dropoutSeed);
   const exec::UploadedTensors in(e.inputs), other(draw(e.lowered.layer.inputs(), g, 99));
   CallerMemory first(runner, runner.program(lower::Pass::Forward).plan.targets, g);
   CallerMemory second(runner, runner.program(lower::Pass::Forward).plan.targets, g);
