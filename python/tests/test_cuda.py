@@ -252,7 +252,7 @@ def test_a_dsl_layer_on_cuda_matches_the_reference():
         for device, dtype in [("cpu", torch.float64), (CUDA, torch.float32)]:
             m = module.to(device, dtype)
             m.zero_grad()
-            xs = {k: v.to(device, dtype).requires_grad_(True) for k, v in inputs.items()}
+            xs = {k: v.to(device, dtype, copy=True).requires_grad_(True) for k, v in inputs.items()}  # leaves
             out = m(edge_index.to(device), num_nodes=n, **xs)
             (out * weights.to(device, dtype)).sum().backward()
             grads = [xs[k].grad for k in names] + [p.grad for p in m.parameters()]
