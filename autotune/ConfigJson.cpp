@@ -65,6 +65,7 @@ json configJson(const lower::StageConfig &config) {
       j["family"] = "attention";
       j["range_edges"] = c.rangeEdges;
       j["fuse_backward"] = c.fuseBackward;
+      j["padded_dim"] = c.paddedDim;
       return j;
     }
   };
@@ -99,6 +100,7 @@ lower::StageConfig configFromJson(const json &j) {
     readTiling(j, c);
     c.rangeEdges = field<int64_t>(j, "range_edges");
     c.fuseBackward = field<bool>(j, "fuse_backward");
+    c.paddedDim = field<int64_t>(j, "padded_dim");
     return c;
   }
   throw std::invalid_argument("unknown config family \"" + family + "\"");

@@ -75,7 +75,8 @@ private:
 class AttentionWriter {
 public:
   AttentionWriter(const lower::PassPlan &plan, const lower::AttentionStep &step)
-      : plan_(plan), step_(step), t_(step.config), shape_(step.lanes), base_(fmt::format("gnnjit_{}_{}", plan.layer, step.label)),
+      : plan_(plan), step_(step), t_(step.config), shape_(step.lanes), laneDim_(step.config.laneDim(step.lanes.dim)),
+        base_(fmt::format("gnnjit_{}_{}", plan.layer, step.label)),
         places_(edgeLoopPlaces(plan, step.direction)) {
     places_.savedLse = plan.savedLseOf;
     places_.savedValues = plan.savedValueOf;
@@ -102,6 +103,7 @@ public:
   GeneratedModule write() {
     ParamList ops;
     SourceWriter members;
+    members.line("static constexpr int kHeadDim = RDIM; // the skeleton's stores map lanes to columns by it");
     terms(members, ops, false, sums_.row);
     if (step_.mode == Mode::HeadSums) {
       sumRows(members, ops);
@@ -119,10 +121,11 @@ public:
     SourceWriter out;
     writeModuleHead(out, "attention.cuh", plan_.index);
     out.line("constexpr int V = {};", t_.vec);
-    // F and LDIM: the lanes' [heads, dim]; NO: the outputs the edge loop
-    // sums per row, NE: after them, its sums over all edges; bit o of
+    // F and LDIM: the lanes' [heads, dim] (LDIM > RDIM: each head padded,
+    // its lanes past RDIM read and store nothing); NO: the outputs the edge
+    // loop sums per row, NE: after them, its sums over all edges; bit o of
     // PER_HEAD set where output o is one value per head.
-    out.line("constexpr int F = {}, LDIM = {};", shape_.size(), shape_.dim);
+    out.line("constexpr int F = {}, LDIM = {}, RDIM = {};", shape_.heads * laneDim_, laneDim_, shape_.dim);
     out.line("constexpr int NO = {}, NE = {}, PER_HEAD = {};", std::max<size_t>(1, step_.rowOutputs()), edgeSumOutputs(),
              perHeadMask());
     out.line("constexpr int NT = {}, NR = {}; // per-head sums per edge, per row (at least 1)",
@@ -156,6 +159,7 @@ public:
 
 private:
   size_t edgeSumOutputs() const { return step_.outputs.size() - step_.rowOutputs(); }
+  bool padded() const { return laneDim_ != shape_.dim; }
 
   unsigned perHeadMask() const {
     unsigned mask = 0;
@@ -255,7 +259,8 @@ private:
     // between the score and the message and hoist out of the edge loop for a
     // row's own features; it still reads through the read-only path, the
     // inputs being const __restrict__.
-    w.line("gnnjit::device::loadVecAligned<float, V>({} + (long long)({}) * {} + f, {});", data, node, ld, name);
+    w.line("gnnjit::device::loadVecAligned<float, V>({} + (long long)({}) * {} + (h * RDIM + d0), {});", data, node, ld,
+           name);
     em.vectors.emplace(key, name);
     return name;
   }
@@ -272,6 +277,8 @@ private:
     if (sums.empty())
       return;
     w.line("const int h = f / LDIM, d0 = f % LDIM;");
+    if (padded())
+      w.line("if (d0 >= RDIM) return; // a padding lane adds nothing to its head's sums");
     auto em = emitting(w, ops, false);
     ExprEmitter emitter(w, em->context);
     // The lane's V elements are added in float and the result once into the
@@ -307,6 +314,11 @@ private:
     w.line("(void)e; (void)r; (void)row; (void)col; (void)p;");
     w.line("const int h = f / LDIM, d0 = f % LDIM;");
     w.line("(void)h; (void)d0;");
+    if (padded()) {
+      auto pad = w.scope("if (d0 >= RDIM)"); // a padding lane's messages are never stored
+      w.line("for (int k = 0; k < NO + NE; ++k) for (int v = 0; v < V; ++v) m[k][v] = 0.0f;");
+      w.line("return;");
+    }
     auto em = emitting(w, ops, true);
     ExprEmitter emitter(w, em->context); // one emitter: what the messages share is computed once
     for (size_t k = 0; k < messages_.size(); ++k) {
@@ -442,6 +454,7 @@ private:
   const lower::AttentionStep &step_;
   const lower::AttentionConfig &t_;
   Shape shape_;
+  int64_t laneDim_; ///< the lanes' head dim: shape_.dim, or its padding
   std::string base_;
   LeafPlaces places_;
   std::vector<ExprPtr> messages_; ///< per output: the value (forward) or message

@@ -5,6 +5,6 @@
 
 namespace gnnjit::codegen {
 
-inline constexpr char kGeneratorVersion[] = "gnnjit-codegen 0.1.0";
+inline constexpr char kGeneratorVersion[] = "gnnjit-codegen 0.2.0"; // 0.2: attention heads padded, dropout
 
 } // namespace gnnjit::codegen

@@ -85,13 +85,15 @@ struct StepJson {
                                                  : "head_sums";
     ordered_json tuning = tuningJson(s.config);
     tuning["range_edges"] = s.config.rangeEdges;
+    if (s.config.paddedDim > 0)
+      tuning["padded_head_dim"] = s.config.paddedDim;
     ordered_json aggregate = nullptr;
     std::string target;
     if (!s.outputs.empty()) { // the first; the others under "also"
       aggregate = aggregateJson(s.outputs[0].stage, s.outputs[0].aggregate);
       target = s.outputs[0].target;
     }
-    ordered_json j = base("attention", std::move(aggregate), target, "generated", std::move(tuning), s.lanes.size());
+    ordered_json j = base("attention", std::move(aggregate), target, "generated", std::move(tuning), s.laneWidth());
     if (s.outputs.size() > 1) {
       ordered_json also = ordered_json::array();
       for (size_t k = 1; k < s.outputs.size(); ++k)

@@ -79,7 +79,7 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
                                                            "an edge sum's partials"));
       else // each output's partial sums, and a softmax state (max, sum) per head
         addSegments(s->config,
-                    static_cast<int64_t>(s->outputs.size()) * shape.size() +
+                    static_cast<int64_t>(s->outputs.size()) * s->laneWidth() +
                         (s->mode == lower::AttentionStep::Mode::Softmax ? 2 * shape.heads : 0),
                     sizeof(float));
       // Sums over all edges: a partial per group of the strided kernels.

@@ -149,13 +149,13 @@ private:
     }
     const int64_t sumWidth = s.edgeSumWidth(), rowOutputs = static_cast<int64_t>(s.rowOutputs());
     if (sumWidth > 0) {
-      launchWithEdgeSums(s, frame, rowOutputs * shape.size(), sumWidth);
+      launchWithEdgeSums(s, frame, rowOutputs * s.laneWidth(), sumWidth);
       return;
     }
-    // Heavy rows' partials: each output's sums, and for the softmax a state
-    // (max, sum) per segment and head after them.
+    // Heavy rows' partials: each output's sums (in the lanes' padded
+    // layout), and for the softmax a state (max, sum) per segment and head.
     const bool softmax = s.mode == lower::AttentionStep::Mode::Softmax;
-    launchTiled(frame, s.config, rowOutputs * shape.size() + (softmax ? 2 * shape.heads : 0), Merge::Partials);
+    launchTiled(frame, s.config, rowOutputs * s.laneWidth() + (softmax ? 2 * shape.heads : 0), Merge::Partials);
   }
   /// A backward attention step that also sums over all edges: strided
   /// rows (and segments), each group's sums a partial, then a finish kernel

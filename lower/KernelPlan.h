@@ -159,6 +159,9 @@ struct AttentionStep {
   std::vector<KernelEntry> kernels;
   /// Output k has one value per head while lanes hold [heads, dim].
   bool perHead(size_t k) const { return outputs[k].stage.aggregate->shape().dim == 1 && lanes.dim > 1; }
+  /// Floats per row the lanes cover: heads x the config's lane dim (the
+  /// real dim, or its padding: AttentionConfig::paddedDim).
+  int64_t laneWidth() const { return lanes.heads * config.laneDim(lanes.dim); }
   /// Output k of a Sum step is a sum over all edges (after the per-row
   /// outputs): each group of the strided kernels adds it over the edges it
   /// walks into a partial, and finish kernels add the partials in order.

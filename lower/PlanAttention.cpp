@@ -114,7 +114,7 @@ void planAttentionStage(PlanContext &c, size_t k, const AttentionConfig &config)
   const AggregationStage &s = c.stages[k];
   const auto *agg = cast<Aggregate>(s.aggregate.get());
   const Shape lanes = attentionLanes(s);
-  const int64_t width = lanes.size(), dim = lanes.dim;
+  const int64_t dim = config.laneDim(lanes.dim), width = lanes.heads * dim; // the lanes' (padded) layout
   if (agg->reduce() != Reduce::Sum)
     throwInternalError("layer {}: an attention stage under {}", c.plan.layer, reduceName(agg->reduce()));
   checkTiling(c.plan.layer, config);
@@ -224,7 +224,7 @@ void planAttentionPrologue(PlanContext &c, const PassConfig &config) {
       step.config.heavyThreshold = 0; // no edges
       step.label = c.label(fmt::format("headsums{}", steps.size()));
       step.headSums.push_back({sum, scratch});
-      step.kernels = tiledEntries(c.entryBase(step.label), step.config, shape.size());
+      step.kernels = tiledEntries(c.entryBase(step.label), step.config, step.laneWidth());
       steps.push_back(std::move(step));
     } else {
       same->headSums.push_back({sum, scratch});
@@ -281,7 +281,7 @@ void planStridedEntries(PlanContext &c, AttentionStep &step) {
     return cast<Aggregate>(o.stage.aggregate.get())->over() != Over::AllEdges;
   });
   const std::string base = c.entryBase(step.label);
-  step.kernels = tiledEntries(base, step.config, step.lanes.size());
+  step.kernels = tiledEntries(base, step.config, step.laneWidth());
   for (KernelEntry &e : step.kernels) {
     if (e.launch.kind == LaunchRule::Kind::SpmmRows)
       e.launch.kind = LaunchRule::Kind::StridedRows;

@@ -18,7 +18,8 @@ std::string SpmmConfig::print() const {
 }
 
 std::string AttentionConfig::print() const {
-  return fmt::format("{} range_edges={}{}", RowTiling::print(), rangeEdges, fuseBackward ? " fused-backward" : "");
+  return fmt::format("{} range_edges={}{}{}", RowTiling::print(), rangeEdges, fuseBackward ? " fused-backward" : "",
+                     paddedDim > 0 ? fmt::format(" heads padded to {}", paddedDim) : std::string());
 }
 
 } // namespace gnnjit::lower

@@ -81,6 +81,14 @@ struct AttentionConfig : RowTiling {
   /// partial added in a fixed order), flat rows viewed as heads (d_out)
   /// gathered as vectors. Off by default until the GPU suite has checked it.
   bool fuseBackward = false;
+  /// The head dim the lanes are laid out for, when above the real one (0:
+  /// the real one): a head whose dim / vec lanes are a prime such as 61
+  /// (GATv2 4 x 122) could only be tiled by one lane per row; padded to 64
+  /// lanes it takes a group, whose lanes past the real dim read and store
+  /// nothing (attention.cuh). A multiple of vec.
+  int64_t paddedDim = 0;
+  /// The lanes' head dim for a real head dim of `dim`.
+  int64_t laneDim(int64_t dim) const { return paddedDim > 0 ? paddedDim : dim; }
   std::string print() const;
   bool operator==(const AttentionConfig &) const = default;
 };

@@ -24,12 +24,15 @@
 //   float *lseRow(long long row) const;                   forward: the saved log-sum-exps
 //   float *valueRow(long long row) const;                 forward with SaveValue: the saved aggregate
 //   float *sumRow(int k, long long row) const;            per-head sums at nodes: where sum k goes
+//   static constexpr int kHeadDim;                        the real head dim (DIM, or below it when padded)
 //
 // Mapping: SpMM's (gnnjit/spmm.cuh), with whole heads in a tile. A head of
 // DIM floats is DIM / V lanes' vectors; when that is fewer than the group's
 // G lanes, a chunk holds G x V / DIM heads and a head's sums are reduced
 // across its W = DIM / V lanes; when more, a head spans CPH = DIM / (G x V)
 // chunks of all G lanes. Each lane thus holds NQ = CH / CPH head slots.
+// DIM is the lanes' head dim: Ops::kHeadDim, or above it a padded one
+// (headColumn), whose padding lanes the ops give nothing and nothing stores.
 // The sums are added in double (a difference of two dot products, as in
 // the backward's <dO, v> - <dO, O>, keeps its digits), by xor butterflies,
 // so every lane of a head gets the same bits and runs the same softmax
@@ -64,6 +67,19 @@ template <int G, int V, int CH, int DIM> struct HeadLayout {
 /// stored (the stores check f < F), and its heads' lanes only exchange sums
 /// among themselves.
 template <int F, int V> GNNJIT_DEVICE int liveFeature(int f) { return f < F ? f : F - V; }
+
+/// The output column of lane feature f when heads of RDIM floats are laid
+/// out as DIM >= RDIM (padded: a head whose RDIM / V lanes have an odd
+/// factor, GATv2 4 x 122, takes DIM / V, a power of two); -1 in a head's
+/// padding, which the ops read and sum nothing for and nothing stores.
+template <int DIM, int RDIM> GNNJIT_DEVICE int headColumn(int f) {
+  if constexpr (DIM == RDIM) {
+    return f;
+  } else {
+    const int d = f % DIM;
+    return d < RDIM ? f / DIM * RDIM + d : -1;
+  }
+}
 
 /// Zeroes n[q][k].
 template <int NQ, int N> GNNJIT_DEVICE void zeroSums(double (&n)[NQ][N]) {
@@ -275,7 +291,9 @@ GNNJIT_DEVICE void attendStore(const Ops &ops, const SpmmTile<G, V, CH> &t,
       }
 #pragma unroll
       for (int c = q * L::CPH; c < (q + 1) * L::CPH; ++c) {
-        const int fc = t.feature(c);
+        const int fc = headColumn<DIM, Ops::kHeadDim>(t.feature(c)); // V divides RDIM: a vector is all in or out
+        if (fc < 0)
+          continue;
         float result[V];
 #pragma unroll
         for (int v = 0; v < V; ++v) {
@@ -328,21 +346,24 @@ template <int G> GNNJIT_DEVICE long long launchGroups() { return (long long)grid
 
 /// A group's sums over all edges as partial `u` of numPartials:
 /// sumPartials[e * numPartials + u] for element e of the outputs' sums in
-/// order (F floats each, or one per head for a per-head sum).
-template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH>
+/// order (a float per column, or one per head for a per-head sum).
+template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, class Ops>
 GNNJIT_DEVICE void writeEdgeSums(const SpmmTile<G, V, CH> &t, const EdgeSums<CH, V, NE> &sums,
                                  float *__restrict__ sumPartials, long long numPartials, long long u) {
+  constexpr int H = F / DIM, columns = H * Ops::kHeadDim;
   forOwnedFeatures<G, V, CH, F>(t, [&](int c, int v, int f) {
+    const int column = headColumn<DIM, Ops::kHeadDim>(f);
     int base = 0;
 #pragma unroll
     for (int o = 0; o < NE; ++o) {
       if (perHeadOutput(PH, NO + o)) {
         if (f % DIM == 0)
           sumPartials[(base + f / DIM) * numPartials + u] = (float)sums.acc[o][c][v];
-        base += F / DIM;
+        base += H;
       } else {
-        sumPartials[(base + f) * numPartials + u] = (float)sums.acc[o][c][v];
-        base += F;
+        if (column >= 0)
+          sumPartials[(base + column) * numPartials + u] = (float)sums.acc[o][c][v];
+        base += columns;
       }
     }
   });
@@ -361,7 +382,7 @@ GNNJIT_DEVICE void attendRowsAndSums(const Ops &ops, long long numRows, const In
   EdgeSums<CH, V, NE> sums;
   for (long long row = t.unit; row < numRows; row += launchGroups<G>())
     attendRow<G, V, CH, F, DIM, NO, NE, PH, NT, NR, false, false>(ops, t, row, offsets, cols, sums, heavyThreshold);
-  writeEdgeSums<G, V, CH, F, DIM, NO, NE, PH>(t, sums, sumPartials, numSumPartials, t.unit);
+  writeEdgeSums<G, V, CH, F, DIM, NO, NE, PH, Ops>(t, sums, sumPartials, numSumPartials, t.unit);
 }
 
 /// Per-head sums at each node, for kernels that read them at an edge's far
@@ -446,7 +467,7 @@ GNNJIT_DEVICE void attendSegmentsAndSums(const Ops &ops, long long numSegments, 
   for (long long segment = t.unit; segment < numSegments; segment += launchGroups<G>())
     attendSegment<G, V, CH, F, DIM, NO, NE, PH, NT, NR, false>(ops, t, segment, numSegments, offsets, cols, segmentRows,
                                                                 segmentBegins, partials, sums, segmentLength);
-  writeEdgeSums<G, V, CH, F, DIM, NO, NE, PH>(t, sums, sumPartials, numSumPartials, sumBase + t.unit);
+  writeEdgeSums<G, V, CH, F, DIM, NO, NE, PH, Ops>(t, sums, sumPartials, numSumPartials, sumBase + t.unit);
 }
 
 /// A heavy row: its segments merged in segment order (softmax states and
@@ -532,8 +553,8 @@ GNNJIT_DEVICE void attendRanges(const Ops &ops, long long numRows, const Index *
     if (perHeadOutput(PH, 0)) {
       if (f % DIM == 0) // a per-head sum: one partial per head
         partials[(f / DIM) * numRanges + unit] = (float)s.acc[0][c][v];
-    } else {
-      partials[f * numRanges + unit] = (float)s.acc[0][c][v];
+    } else if (const int column = headColumn<DIM, Ops::kHeadDim>(f); column >= 0) {
+      partials[column * numRanges + unit] = (float)s.acc[0][c][v];
     }
   });
 }

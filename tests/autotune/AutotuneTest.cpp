@@ -216,11 +216,13 @@ TEST_CASE("candidates: the rule's first, each family's own space, pruned by the 
     if (const auto *s = std::get_if<lower::SpmmConfig>(&c.config); s && s->backend == lower::SpmmConfig::Backend::Cusparse)
       algorithms.insert(s->cusparseAlgorithm);
   CHECK(algorithms == std::set<int>{0, 1, 2, 3});
-  // Attention tilings keep heads whole: at head dim 7 (vec 1) no group splits a head unevenly.
+  // Attention tilings keep heads whole: at head dim 7 (vec 1) heads are
+  // padded to 8 lanes, and no group splits a (padded) head unevenly.
   for (const auto &s : autotune::candidateSpaces(libraryLayer("gatv2", 7, 3), lower::Pass::Forward, facts, {}, true))
     for (const autotune::Candidate &c : s.kept) {
       const auto &a = std::get<lower::AttentionConfig>(c.config);
-      CHECK((a.group % 7 == 0 || 7 % a.group == 0));
+      CHECK(a.laneDim(7) == 8);
+      CHECK((a.group % 8 == 0 || 8 % a.group == 0));
     }
 }
 

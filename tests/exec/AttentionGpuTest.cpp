@@ -8,7 +8,8 @@
 // (shared edge loops, RuleOptions::fuseAttentionBackward), with a case on
 // graphs that give its strided groups several rows and segments each, and
 // the unfused backward (a loop per sum, parameter sums over edge ranges) on
-// a subset; attention dropout under two seeds on each path. Gradients are
+// a subset; heads padded to a power of two of lanes (122 floats in pairs);
+// attention dropout under two seeds on each path. Gradients are
 // checked to be bitwise identical from run to run.
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
@@ -205,6 +206,24 @@ TEST_CASE("the unfused backward: an edge loop per sum, parameter sums over edge 
   heavy.heavyThreshold = 16;
   heavy.segmentLength = 8;
   sweep(*test::loadGraph("rmat:scale=10,ef=16,seed=7"), {{4, 32}, {2, 7}}, {}, heavy);
+  MESSAGE(test::gpuChecks << " tensors checked");
+}
+
+TEST_CASE("padded heads: head dims whose lanes have an odd factor (122 in pairs, 61, 5) on every path") {
+  RuleOptions heavy, unfused;
+  heavy.heavyThreshold = 16;
+  heavy.segmentLength = 8;
+  unfused.fuseAttentionBackward = false;
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{4, 122}, {2, 61}, {3, 5}};
+  if (test::sharedFile("cora"))
+    sweep(*test::loadGraph("cora"), shapes);
+  sweep(*test::loadGraph("rmat:scale=11,ef=16,seed=1", graph::IndexChoice::Int64), shapes);
+  sweep(*test::loadGraph("rmat:scale=10,ef=16,seed=7"), shapes, {}, heavy);
+  sweep(*test::loadGraph("grid:side=40"), shapes, {"gatv2", "gat edge", "transformer edge", "source_score"}, unfused);
+  const auto g = test::loadGraph("rmat:scale=9,ef=8,seed=4");
+  for (const AttentionCase &c : attentionCases())
+    test::runWithCallerBuffers(reference(c.build(c.multiHead ? 4 : 1, 122), *g), *g, c.label + " 122 on rmat 9",
+                               gridInputs);
   MESSAGE(test::gpuChecks << " tensors checked");
 }
 

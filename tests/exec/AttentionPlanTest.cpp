@@ -196,8 +196,8 @@ TEST_CASE("heavy rows give attention steps segment and combine entries; the sour
     CHECK(a.code.modules[m].source == b.code.modules[m].source);
 }
 
-TEST_CASE("the attention tiling keeps heads whole in a group for any head dim") {
-  for (int64_t dim : {1, 3, 7, 24, 32, 64, 96, 256})
+TEST_CASE("the attention tiling keeps heads whole in a group for any head dim, padding heads of odd lane counts") {
+  for (int64_t dim : {1, 3, 5, 7, 24, 32, 61, 64, 96, 122, 256})
     for (int64_t heads : {1, 2, 4, 8})
       for (bool aligned : {true, false}) {
         CAPTURE(dim);
@@ -212,10 +212,23 @@ TEST_CASE("the attention tiling keeps heads whole in a group for any head dim") 
         if (!aligned)
           config = unalignedConfig(config);
         const auto &t = std::get<lower::AttentionConfig>(config.stages[0]);
-        const int64_t lanes = dim / t.vec;
-        CHECK(dim % t.vec == 0);
+        const int64_t laneDim = t.laneDim(dim), lanes = laneDim / t.vec;
+        CHECK(dim % t.vec == 0); // a vector never straddles a head or its padding
+        CHECK(laneDim % t.vec == 0);
         CHECK((t.group % lanes == 0 || (lanes % t.group == 0 && t.chunks % (lanes / t.group) == 0)));
-        CHECK(t.tileWidth() % dim == 0);
+        CHECK(t.tileWidth() % laneDim == 0);
+        // Padded only where the real lanes (61 for 122 floats in pairs, 7,
+        // 6 for 24 in fours) leave groups below 8 lanes; then the group
+        // grows. Power-of-two lane counts and multiples of 32 never pad.
+        const int64_t realLanes = dim / (aligned ? t.vec : 1);
+        if ((realLanes & (realLanes - 1)) == 0 || realLanes % 32 == 0)
+          CHECK(t.paddedDim == 0);
+        if (dim == 61 || dim == 122 || dim == 7)
+          CHECK((t.paddedDim > 0) == (heads * dim > 1));
+        if (t.paddedDim > 0) {
+          CHECK(t.paddedDim > dim);
+          CHECK(t.group >= std::min<int64_t>(8, heads * lanes));
+        }
       }
 }
 
@@ -231,7 +244,8 @@ TEST_CASE("NVRTC compiles every generated kernel of every attention layer for sm
                                              {3, 7, factsOf(16, 2000, lower::IndexWidth::I64)},
                                              {8, 256, factsOf(8, 600)},
                                              {2, 1, factsOf(4, 10), false},
-                                             {1, 64, factsOf(30, 40), false}};
+                                             {1, 64, factsOf(30, 40), false},
+                                             {4, 122, factsOf(16, 3000)}}; // heads padded to 128
   int compiled = 0;
   for (const Variation &v : variations)
     for (const char *name : {"gatv2", "gat", "transformer", "agnn", "distance_attention", "source_score"})
