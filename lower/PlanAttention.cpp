@@ -149,7 +149,7 @@ void planAttentionStage(PlanContext &c, size_t k, const AttentionConfig &config)
     step.savedLse = savedLseName(k);
     c.plan.saved.push_back({step.savedLse, s.aggregate->shape().heads, false, false});
     if (c.plan.savedValueOf.count(s.aggregate.get())) {
-      c.plan.saved.push_back(savedValueBuffer(c.plan, k, width));
+      c.plan.saved.push_back(savedValueBuffer(c.plan, k, lanes.size())); // real columns, as the backward lists it
       if (c.plan.saved.back().aliasOf.empty())
         step.savedValue = c.plan.saved.back().name; // else the output this step writes is the saved value
     }

@@ -256,6 +256,7 @@ def test_a_dsl_layer_on_cuda_matches_the_reference():
             out = m(edge_index.to(device), num_nodes=n, **xs)
             (out * weights.to(device, dtype)).sum().backward()
             grads = [xs[k].grad for k in names] + [p.grad for p in m.parameters()]
-            results.append([out.detach()] + grads)
+            # CPU copies: module.to() converts the parameters' .grad in place on the next pass
+            results.append([t.detach().cpu().double().clone() for t in [out.detach()] + grads])
         for got, want in zip(results[1], results[0]):
-            assert_near(got.cpu(), want, f"{module.layer.name}")
+            assert_near(got, want, f"{module.layer.name}")

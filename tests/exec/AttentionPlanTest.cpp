@@ -232,6 +232,41 @@ TEST_CASE("the attention tiling keeps heads whole in a group for any head dim, p
       }
 }
 
+TEST_CASE("the forward and the backward list the same saved buffers, padded heads or not") {
+  for (const auto &[heads, dim] : std::vector<std::pair<int64_t, int64_t>>{{4, 32}, {2, 7}, {4, 122}, {3, 5}})
+    for (const char *name : {"gatv2", "gat", "transformer", "agnn", "distance_attention", "source_score"})
+      for (bool edge : {false, true}) {
+        const std::string layer = name;
+        if (edge && layer != "gat" && layer != "gatv2" && layer != "transformer")
+          continue;
+        CAPTURE(layer);
+        CAPTURE(dim);
+        const lower::LoweredLayer l = attentionLayer(layer, layer == "agnn" ? 1 : heads, dim, edge);
+        for (bool fused : {false, true}) {
+          const Program f = plan(l, Pass::Forward, factsOf(8, 1000), true, fused);
+          const Program b = plan(l, Pass::Backward, factsOf(8, 1000), true, fused);
+          REQUIRE(f.plan.saved.size() == b.plan.saved.size());
+          for (size_t k = 0; k < f.plan.saved.size(); ++k) {
+            CHECK(f.plan.saved[k].name == b.plan.saved[k].name);
+            CHECK(f.plan.saved[k].width == b.plan.saved[k].width); // one layout: the backward reads what the forward wrote
+          }
+        }
+      }
+  // Mean heads keep a copy of the aggregate: real columns, not the padded lanes'.
+  layers::LayerOptions o;
+  o.heads = 2;
+  o.dim = 7;
+  o.concat = false;
+  const Program f = plan(lower::lowerLayer(layers::gatv2(o)), Pass::Forward, factsOf(8, 1000));
+  bool copied = false;
+  for (const lower::SavedBuffer &saved : f.plan.saved)
+    if (saved.aliasOf.empty() && saved.name.rfind("value", 0) == 0) {
+      CHECK(saved.width == 14);
+      copied = true;
+    }
+  CHECK(copied);
+}
+
 TEST_CASE("NVRTC compiles every generated kernel of every attention layer for sm_90") {
   test::TempDir dir;
   runtime::KernelCache cache(runtime::KernelCacheConfig{dir.path(), "attention-plan-test"});
