@@ -185,6 +185,18 @@ def test_attention_dropout_draws_a_seed_per_call_from_torch():
                                                    "att_dst": torch.ones(HEADS * OUT, dtype=torch.float64)})
 
 
+def test_attention_dropout_compiles_without_graph_breaks():
+    """The seed drawn in forward traces as a random op: one graph, the eager masks under one torch seed."""
+    edge_index, x, _ = random_graph()
+    model = gnnjit.nn.GATConv(IN, OUT, heads=HEADS, dropout=0.5).double()
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+    torch.manual_seed(0)
+    got = compiled(x, edge_index)
+    torch.manual_seed(0)
+    assert torch.equal(got, model(x, edge_index))
+    got.sum().backward()
+
+
 def test_attention_dropout_gradients_against_finite_differences():
     """The op's backward, through autograd, against finite differences: every evaluation of one seed draws one
     mask, and the backward is given the forward's seed."""
