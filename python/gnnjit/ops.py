@@ -28,7 +28,9 @@ slow: for tests and debugging) and return the inputs' dtype.
 Layers with attention dropout take a seed per call (one int64 tensor,
 dropout_seed()): the kernels draw each edge's mask from it and the edge's id,
 and the backward is given the forward's seed, so both drop the same
-coefficients and no mask is stored; CPU and CUDA draw the same masks.
+coefficients and no mask is stored; CPU and CUDA draw the same masks. The
+seed is read on the host when the op runs, so a captured CUDA graph replays
+its capture's masks.
 """
 
 from __future__ import annotations
