@@ -87,6 +87,23 @@ TEST_CASE("run prints checksums and timings, forward and backward") {
   }
 }
 
+TEST_CASE("run --attention-dropout: the options say it, one seed gives one mask, refused where not read") {
+  const std::string base = "run --layer gat --graph grid:side=6 --heads 2 --dim 4 --self-loops add --backward";
+  const auto none = runJson(base);
+  const auto dropped = runJson(base + " --attention-dropout 0.5");
+  CHECK(dropped["options"]["attention_dropout"] == 0.5);
+  CHECK(dropped["layer_hash"] != none["layer_hash"]);
+  CHECK(dropped["outputs"][0]["sum"] != none["outputs"][0]["sum"]);
+  // One seed drops the same coefficients every run; another seed others.
+  CHECK(runJson(base + " --attention-dropout 0.5")["gradients"][0]["sum"] == dropped["gradients"][0]["sum"]);
+  CHECK(runJson(base + " --attention-dropout 0.5 --seed 3")["outputs"][0]["sum"] != dropped["outputs"][0]["sum"]);
+  const auto gcn = runGnnjit("run --layer gcn --graph grid:side=4 --attention-dropout 0.5");
+  CHECK(gcn.exitCode != 0);
+  CHECK(gcn.err.find("--attention-dropout") != std::string::npos);
+  const auto bad = runGnnjit("run --layer gat --graph grid:side=4 --attention-dropout 1.5");
+  CHECK(bad.exitCode != 0);
+}
+
 TEST_CASE("run refuses cuda without a GPU, unknown layers and bad option combinations") {
   const auto cuda = runGnnjit("run --layer gcn --graph grid:side=4 --backend cuda");
   if (cuda.exitCode != 0) { // no GPU here
