@@ -187,11 +187,13 @@ lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOpti
     return group;
   };
   int group = widestGroup(headLanes);
-  if (group < 8 && group < std::min<int64_t>(32, nextPowerOfTwo(in.heads * headLanes))) {
-    // Lanes per head with an odd factor (61 for 122 floats in pairs) leave
-    // only narrow groups: one lane per row walks the whole row alone,
-    // uncoalesced (H200, GATv2 4 x 122 forward on R-MAT 20: 777 ms). Pad
-    // each head to a power of two of lanes (or a multiple of 32) instead.
+  if (group * t.vec < 8 && group < std::min<int64_t>(32, nextPowerOfTwo(in.heads * headLanes))) {
+    // Lanes per head with an odd factor (61 for 122 floats in pairs) can
+    // leave a group whose loads of a row fill less than a 32-byte sector:
+    // one lane per row walking the whole row alone (H200, GATv2 4 x 122
+    // forward on R-MAT 20: 777 ms; padded, 43 ms). Pad each head to a power
+    // of two of lanes (or a multiple of 32) then. Groups that read a full
+    // sector (24 floats: 2 lanes of 16 bytes) keep their real layout.
     headLanes = headLanes <= 32 ? nextPowerOfTwo(headLanes) : (headLanes + 31) / 32 * 32;
     t.paddedDim = headLanes * t.vec;
     group = widestGroup(headLanes);

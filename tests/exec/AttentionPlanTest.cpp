@@ -218,10 +218,11 @@ TEST_CASE("the attention tiling keeps heads whole in a group for any head dim, p
         CHECK((t.group % lanes == 0 || (lanes % t.group == 0 && t.chunks % (lanes / t.group) == 0)));
         CHECK(t.tileWidth() % laneDim == 0);
         // Padded only where the real lanes (61 for 122 floats in pairs, 7,
-        // 6 for 24 in fours) leave groups below 8 lanes; then the group
-        // grows. Power-of-two lane counts and multiples of 32 never pad.
+        // 5, 3) leave a group reading less than 32 bytes of a row; then the
+        // group grows. Power-of-two lane counts, multiples of 32 and 24
+        // floats (6 lanes of 16 bytes: groups of 2, a full sector) never pad.
         const int64_t realLanes = dim / (aligned ? t.vec : 1);
-        if ((realLanes & (realLanes - 1)) == 0 || realLanes % 32 == 0)
+        if ((realLanes & (realLanes - 1)) == 0 || realLanes % 32 == 0 || dim == 24 || dim == 96)
           CHECK(t.paddedDim == 0);
         if (dim == 61 || dim == 122 || dim == 7)
           CHECK((t.paddedDim > 0) == (heads * dim > 1));
