@@ -100,12 +100,18 @@ Shape attentionLanes(const AggregationStage &stage) {
 
 namespace {
 
-/// The saved aggregate of forward stage k (both passes list it alike),
-/// an alias of the output that holds it where there is one.
-SavedBuffer savedValueBuffer(const PassPlan &plan, size_t k, int64_t width) {
+/// What forward attention stage k saves, as both passes list it: the
+/// log-sum-exp per head, and the aggregate (in its own columns, whatever the
+/// lanes' padding) when the backward reads it, an alias of the output that
+/// holds it where there is one.
+void listStageSaved(PassPlan &plan, size_t k, const AggregationStage &s) {
+  plan.saved.push_back({savedLseName(k), s.aggregate->shape().heads, false, false});
+  if (!plan.savedValueOf.count(s.aggregate.get()))
+    return;
   const std::string name = savedValueName(k);
   const auto alias = plan.savedValueAliases.find(name);
-  return {name, width, false, false, alias == plan.savedValueAliases.end() ? std::string() : alias->second};
+  plan.saved.push_back({name, s.aggregate->shape().size(), false, false,
+                        alias == plan.savedValueAliases.end() ? std::string() : alias->second});
 }
 
 } // namespace
@@ -147,12 +153,9 @@ void planAttentionStage(PlanContext &c, size_t k, const AttentionConfig &config)
       throwInternalError("layer {}: a forward attention stage without a score", c.plan.layer);
     step.mode = AttentionStep::Mode::Softmax;
     step.savedLse = savedLseName(k);
-    c.plan.saved.push_back({step.savedLse, s.aggregate->shape().heads, false, false});
-    if (c.plan.savedValueOf.count(s.aggregate.get())) {
-      c.plan.saved.push_back(savedValueBuffer(c.plan, k, lanes.size())); // real columns, as the backward lists it
-      if (c.plan.saved.back().aliasOf.empty())
-        step.savedValue = c.plan.saved.back().name; // else the output this step writes is the saved value
-    }
+    listStageSaved(c.plan, k, s);
+    if (c.plan.saved.back().name == savedValueName(k) && c.plan.saved.back().aliasOf.empty())
+      step.savedValue = c.plan.saved.back().name; // else none, or the output this step writes is the saved value
   } else {
     step.mode = AttentionStep::Mode::Sum;
   }
@@ -342,11 +345,8 @@ void fuseAttentionSums(PlanContext &c) {
 void listAttentionSaved(PlanContext &c) {
   for (size_t k = 0; k < c.lowered.forward.size(); ++k) {
     const AggregationStage &s = c.lowered.forward[k];
-    if (s.family != Family::Attention)
-      continue;
-    c.plan.saved.push_back({savedLseName(k), s.aggregate->shape().heads, false, false});
-    if (c.plan.savedValueOf.count(s.aggregate.get()))
-      c.plan.saved.push_back(savedValueBuffer(c.plan, k, s.aggregate->shape().size()));
+    if (s.family == Family::Attention)
+      listStageSaved(c.plan, k, s);
   }
 }
 

@@ -48,6 +48,22 @@ lower::LoweredLayer attentionLayer(const std::string &name, int64_t heads, int64
   return lower::lowerLayer(layers::buildLayer(name, o));
 }
 
+/// fn(lowered) for every attention layer at (heads, dim) (AGNN at one
+/// head), with edge features too where the layer takes them.
+template <typename Fn> void forEachAttentionLayer(int64_t heads, int64_t dim, Fn fn) {
+  for (const char *name : {"gatv2", "gat", "transformer", "agnn", "distance_attention", "source_score"})
+    for (bool edge : {false, true}) {
+      const std::string layer = name;
+      if (edge && layer != "gat" && layer != "gatv2" && layer != "transformer")
+        continue;
+      CAPTURE(layer);
+      CAPTURE(edge);
+      CAPTURE(heads);
+      CAPTURE(dim);
+      fn(attentionLayer(layer, heads, dim, edge));
+    }
+}
+
 /// The attention steps of a plan in order: "head_sums", "edge_sum" (a sum
 /// over edge ranges), or the CSR a sum walks ("in", "out").
 std::vector<std::string> attentionKinds(const Program &p) {
@@ -235,24 +251,17 @@ TEST_CASE("the attention tiling keeps heads whole in a group for any head dim, p
 
 TEST_CASE("the forward and the backward list the same saved buffers, padded heads or not") {
   for (const auto &[heads, dim] : std::vector<std::pair<int64_t, int64_t>>{{4, 32}, {2, 7}, {4, 122}, {3, 5}})
-    for (const char *name : {"gatv2", "gat", "transformer", "agnn", "distance_attention", "source_score"})
-      for (bool edge : {false, true}) {
-        const std::string layer = name;
-        if (edge && layer != "gat" && layer != "gatv2" && layer != "transformer")
-          continue;
-        CAPTURE(layer);
-        CAPTURE(dim);
-        const lower::LoweredLayer l = attentionLayer(layer, layer == "agnn" ? 1 : heads, dim, edge);
-        for (bool fused : {false, true}) {
-          const Program f = plan(l, Pass::Forward, factsOf(8, 1000), true, fused);
-          const Program b = plan(l, Pass::Backward, factsOf(8, 1000), true, fused);
-          REQUIRE(f.plan.saved.size() == b.plan.saved.size());
-          for (size_t k = 0; k < f.plan.saved.size(); ++k) {
-            CHECK(f.plan.saved[k].name == b.plan.saved[k].name);
-            CHECK(f.plan.saved[k].width == b.plan.saved[k].width); // one layout: the backward reads what the forward wrote
-          }
+    forEachAttentionLayer(heads, dim, [](const lower::LoweredLayer &l) {
+      for (bool fused : {false, true}) {
+        const Program f = plan(l, Pass::Forward, factsOf(8, 1000), true, fused);
+        const Program b = plan(l, Pass::Backward, factsOf(8, 1000), true, fused);
+        REQUIRE(f.plan.saved.size() == b.plan.saved.size());
+        for (size_t k = 0; k < f.plan.saved.size(); ++k) {
+          CHECK(f.plan.saved[k].name == b.plan.saved[k].name);
+          CHECK(f.plan.saved[k].width == b.plan.saved[k].width); // one layout: the backward reads what the forward wrote
         }
       }
+    });
   // Mean heads keep a copy of the aggregate: real columns, not the padded lanes'.
   layers::LayerOptions o;
   o.heads = 2;
@@ -284,29 +293,20 @@ TEST_CASE("NVRTC compiles every generated kernel of every attention layer for sm
                                              {4, 122, factsOf(16, 3000)}}; // heads padded to 128
   int compiled = 0;
   for (const Variation &v : variations)
-    for (const char *name : {"gatv2", "gat", "transformer", "agnn", "distance_attention", "source_score"})
-      for (bool edge : {false, true}) {
-        const std::string layer = name;
-        if (edge && layer != "gat" && layer != "gatv2" && layer != "transformer")
-          continue;
-        CAPTURE(layer);
-        CAPTURE(edge);
-        CAPTURE(v.heads);
-        CAPTURE(v.dim);
-        const lower::LoweredLayer l = attentionLayer(layer, v.heads, v.dim, edge);
-        for (Pass pass : {Pass::Forward, Pass::Backward})
-          for (bool fuse : {false, true}) { // the backward's edge loops separate, then shared
-            if (fuse && pass == Pass::Forward)
-              continue;
-            CAPTURE(fuse);
-            for (const codegen::GeneratedModule &m : plan(l, pass, v.facts, v.aligned, fuse).code.modules) {
-              CAPTURE(m.name);
-              auto result = cache.tryCompile(kernelSource(m), runtime::CompileOptions{});
-              REQUIRE_MESSAGE(result.ok(), std::string(result.ok() ? "" : result.error().what()));
-              ++compiled;
-            }
+    forEachAttentionLayer(v.heads, v.dim, [&](const lower::LoweredLayer &l) {
+      for (Pass pass : {Pass::Forward, Pass::Backward})
+        for (bool fuse : {false, true}) { // the backward's edge loops separate, then shared
+          if (fuse && pass == Pass::Forward)
+            continue;
+          CAPTURE(fuse);
+          for (const codegen::GeneratedModule &m : plan(l, pass, v.facts, v.aligned, fuse).code.modules) {
+            CAPTURE(m.name);
+            auto result = cache.tryCompile(kernelSource(m), runtime::CompileOptions{});
+            REQUIRE_MESSAGE(result.ok(), std::string(result.ok() ? "" : result.error().what()));
+            ++compiled;
           }
-      }
+        }
+    });
   MESSAGE(compiled << " modules compiled");
   CHECK(compiled > 100);
 }
