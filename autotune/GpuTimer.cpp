@@ -27,14 +27,18 @@ GpuPassTimer::GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph
     bind(in, false);
   for (const dsl::InputPtr &in : lowered.backward.plan.outputGradients)
     bind(in, true);
-  exec::LayerRunner runner(lowered_, graph_, optionsFor(rule));
+  // The rule's runner stays the last one made: its timing reuses it, warm.
+  exec::LayerRunner &runner = runnerFor(rule);
   (void)runOnce(runner); // compiles and loads the rule's kernels
-  // Long passes are timed with fewer runs: their medians are steady, and at
-  // tens of ms each the runs would eat the budget.
   const exec::DeviceTensors *results = nullptr;
-  if (runtime::medianMs([&] { results = &runOnce(runner); }, 0, 1) > kLongPassMs) {
+  ruleRunMs_ = runtime::medianMs([&] { results = &runOnce(runner); }, 0, 1);
+  if (ruleRunMs_ > kLongPassMs) {
     warmup_ = std::min(warmup_, 1);
     reps_ = std::min(reps_, 3);
+  }
+  if (ruleRunMs_ > kVeryLongPassMs) {
+    warmup_ = 0;
+    reps_ = 1;
   }
   for (const auto &[name, t] : *results) {
     // Kept on the device: candidates are compared there, in milliseconds
@@ -44,6 +48,13 @@ GpuPassTimer::GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph
                                    static_cast<size_t>(t.ld) * sizeof(float), static_cast<size_t>(t.cols) * sizeof(float),
                                    static_cast<size_t>(t.rows), cudaMemcpyDeviceToDevice));
   }
+}
+
+double GpuPassTimer::expectedTimingSeconds() const {
+  // The check runs the pass once (the backward with a forward), the timing
+  // a forward first for the backward, then its warm-ups and runs.
+  const int runs = 1 + (pass_ == lower::Pass::Backward ? 1 : 0) + warmup_ + reps_;
+  return runs * ruleRunMs_ / 1e3;
 }
 
 exec::RunnerOptions GpuPassTimer::optionsFor(const lower::PassConfig &config) const {

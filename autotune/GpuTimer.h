@@ -31,9 +31,15 @@ public:
   /// Empty when `config`'s results agree with the rule config's, else the
   /// worst result and how far off it is.
   std::string check(const lower::PassConfig &config);
+  /// Seconds one candidate's check and timing are expected to take: what
+  /// the search budgets before it has timed one.
+  double expectedTimingSeconds() const;
   /// A pass of the rule's config longer than this is timed with at most
-  /// one warm-up and three runs.
+  /// one warm-up and three runs; past kVeryLongPassMs, by one run, warmed by
+  /// the candidate's check (the rule's by setup): at tens of ms a run is
+  /// steady, and more of them would eat the budget.
   static constexpr double kLongPassMs = 5.0;
+  static constexpr double kVeryLongPassMs = 25.0;
 
 private:
   exec::RunnerOptions optionsFor(const lower::PassConfig &config) const;
@@ -47,6 +53,7 @@ private:
   exec::DeviceGraph &graph_;
   lower::Pass pass_;
   int warmup_, reps_;
+  double ruleRunMs_ = 0; ///< one run of the rule's config (for the backward, with its forward)
   runtime::KernelCache *cache_;
   exec::OwnedTensors tensors_;
   exec::DeviceTensors forwardInputs_, backwardInputs_;

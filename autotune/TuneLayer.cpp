@@ -55,7 +55,9 @@ void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, 
           [&] { return clock.seconds(); }, none, variants[k]);
       continue;
     }
+    const double setupBegan = clock.seconds();
     GpuPassTimer timer(lowered, graph, p.pass, p.rule, options.warmup, options.reps, options.cache);
+    p.setupSeconds = clock.seconds() - setupBegan;
     // The pass's part of what is left once its rule runs (its kernels
     // compiled first): the forward's setup waits for NVRTC, which the
     // backward's, later, seldom does.
@@ -63,6 +65,7 @@ void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, 
     SearchOptions search;
     search.budgetSeconds =
         k + 1 == passes.size() ? options.budgetSeconds : now + left * shares[k] / (shares[k] + shares[k + 1]);
+    search.expectedTimingSeconds = timer.expectedTimingSeconds();
     search.modulesOf = [&](const Candidate &c) {
       std::vector<std::string> keys;
       for (const auto &m : c.modules)

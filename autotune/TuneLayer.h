@@ -32,6 +32,9 @@ struct TunedLayerPass {
   lower::PassConfig rule;
   std::vector<StageSpace> spaces;
   TunedPass tuned;
+  /// Seconds the pass's timer took to set up: its inputs, waiting for the
+  /// rule's kernels, two runs of the rule's config (0 when not reached).
+  double setupSeconds = 0;
   /// The pass's ms under the rule's config and under the tuned one (kUntimed
   /// when nothing was timed).
   double ruleMs() const;

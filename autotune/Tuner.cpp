@@ -75,26 +75,38 @@ private:
   std::vector<size_t> firsts_, others_;
 };
 
-/// Seconds a timing took in this pass, on average: whether one more still
-/// ends in time.
+/// Seconds a timing took in this pass, on average (before any, the
+/// timer's estimate): whether one more still ends in time. A config timed
+/// before in the pass is answered from memory, at no cost.
 class TimingCost {
 public:
-  explicit TimingCost(const Elapsed &elapsed) : elapsed_(elapsed) {}
-  double expected() const { return count_ ? sum_ / count_ : 0; }
+  TimingCost(const Elapsed &elapsed, double prior) : elapsed_(elapsed), prior_(prior) {}
+  double expected() const { return count_ ? sum_ / count_ : prior_; }
   bool endsBy(double deadline) const { return elapsed_() + expected() <= deadline; }
+  /// Whether `config` is known, or one more timing ends by `deadline`.
+  bool knownOrEndsBy(const lower::PassConfig &config, double deadline) const {
+    return std::any_of(done_.begin(), done_.end(), [&](const auto &d) { return d.first == config; }) ||
+           endsBy(deadline);
+  }
   TimedCandidate time(const Candidate &candidate, const lower::PassConfig &config, const PassTimer &timer,
                       const PassCheck &check, bool isRule) {
+    for (const auto &[seen, result] : done_)
+      if (seen == config)
+        return {candidate, result.ms, result.failure};
     const double began = elapsed_();
     TimedCandidate t = timeOne(candidate, config, timer, check, isRule);
     sum_ += elapsed_() - began;
     ++count_;
+    done_.emplace_back(config, t);
     return t;
   }
 
 private:
   const Elapsed &elapsed_;
+  double prior_;
   double sum_ = 0;
   int count_ = 0;
+  std::vector<std::pair<lower::PassConfig, TimedCandidate>> done_;
 };
 
 } // namespace
@@ -108,7 +120,7 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
   // is left of the budget when it starts, so a stage with many candidates
   // cannot leave the later ones only their rule's time.
   const size_t shares = spaces.size() + (variants.empty() ? 0 : 1);
-  TimingCost cost(elapsed);
+  TimingCost cost(elapsed, options.expectedTimingSeconds);
   for (size_t k = 0; k < spaces.size(); ++k) {
     const StageSpace &space = spaces[k];
     const double start = elapsed();
@@ -131,7 +143,7 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
     }
     // The rule's config first: it is what tuning must beat (past the
     // budget the stage keeps the rule, untimed, and nothing is recorded).
-    if (!cost.endsBy(options.budgetSeconds)) {
+    if (!cost.knownOrEndsBy(trials[0], options.budgetSeconds)) {
       tuned.stages.push_back(std::move(stage));
       continue;
     }
@@ -158,7 +170,7 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
     return tuned;
   // The winners together, then each pass variant of them; the fastest
   // stays. Each only when it ends within the budget.
-  if (cost.endsBy(options.budgetSeconds))
+  if (cost.knownOrEndsBy(tuned.config, options.budgetSeconds))
     tuned.stagesMs = cost.time({}, tuned.config, time, check, true).ms;
   lower::PassConfig best = tuned.config;
   double bestMs = tuned.stagesMs;

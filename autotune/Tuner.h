@@ -12,8 +12,10 @@
 // with the reason, and the search goes on. The time budget is shared: each
 // stage (and the pass variants, as one more) may start candidates for an
 // equal part of what is left when it begins, and starts one only when it
-// would end within that part (by the mean time a timing took so far);
-// the rest are reported untimed. Each stage's rule config is timed first
+// would end within that part (by the mean time a timing took so far, or
+// the timer's estimate before one has); the rest are reported untimed. A
+// config timed once in the pass (a stage's starting point is the previous
+// stage's winner) is not timed again. Each stage's rule config is timed first
 // whenever it ends within the whole budget: it is what tuning must beat (a
 // stage whose rule is not timed keeps it, and nothing is recorded). The
 // timer and the check are given: on the GPU, CUDA events and a comparison
@@ -65,6 +67,9 @@ struct TunedPass {
 
 struct SearchOptions {
   double budgetSeconds = 3.0; ///< no candidate starts after this; shared by the stages
+  /// Seconds one check and timing are expected to take, until one has been
+  /// timed (the timer's estimate from a run of the rule's config); 0: unknown.
+  double expectedTimingSeconds = 0;
   /// The kernel modules (cache keys) a candidate needs; candidates needing
   /// the same modules differ only in launch parameters (heavy-row
   /// threshold, segment length). Unset: every candidate its own modules.

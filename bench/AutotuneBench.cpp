@@ -104,7 +104,7 @@ void runCase(const Options &o, const std::string &spec, const graph::Graph &g, e
                 label.c_str(), (long long)(layer.heads * dim), std::string(lower::passName(p.pass)).c_str(),
                 ms(rule).c_str(), ms(best).c_str(), ms(all).c_str(), rule / best, o.exhaustive ? best / all : 0.0,
                 tuned.seconds, compile, timed, total, o.exhaustive ? exhaustive.seconds : 0.0);
-    std::printf("    tuned: %s\n", winners(p).c_str());
+    std::printf("    tuned: %s (setup %.2f s)\n", winners(p).c_str(), p.setupSeconds);
     if (o.exhaustive)
       std::printf("    exhaustive: %s\n", winners(exhaustive.passes[k]).c_str());
     if (json)
@@ -117,6 +117,7 @@ void runCase(const Options &o, const std::string &spec, const graph::Graph &g, e
                               {"tuned_ms", best},
                               {"exhaustive_ms", o.exhaustive ? nlohmann::json(all) : nlohmann::json(nullptr)},
                               {"tuning_seconds", tuned.seconds},
+                              {"setup_seconds", p.setupSeconds},
                               {"compile_seconds", compile},
                               {"modules_compiled", tuned.compiling.compiled},
                               {"modules_queued", tuned.compiling.queued},

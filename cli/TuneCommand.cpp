@@ -105,6 +105,9 @@ void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::
         fmt::print("\n{} pass variant {}: {} (the stages' winners together: {:.4f} ms)\n", pass, v.candidate.label,
                    v.ms < autotune::kUntimed ? fmt::format("{:.4f} ms", v.ms) : v.failure, tuned.stagesMs);
     }
+    out["setup_seconds"][pass] = p.setupSeconds;
+    if (!args.json)
+      fmt::print("\n{} timer set up in {:.2f} s (inputs, the rule's kernels, two runs)\n", pass, p.setupSeconds);
     out["passes"][pass] = std::move(stages);
     out["pass_variants"][pass] = std::move(variants);
   }

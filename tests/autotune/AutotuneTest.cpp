@@ -450,28 +450,35 @@ TEST_CASE("search: the budget is shared by the stages, past it the rest are unti
   for (const autotune::StageSpace &space : s.spaces)
     REQUIRE(space.kept.size() > 2);
   // A second per timing and a budget of 2 s per stage and half a second:
-  // each stage's share ends between 2 and 2.5 s after it starts, so each
+  // each stage's share ends between 2 and 2.5 s after it starts. The first
   // times its rule and one candidate, and starts no second one, which would
   // end past its share (a budget spent by the first stage would leave the
-  // others their rule only).
+  // others their rule only); each later stage starts from the previous
+  // one's winner, timed already, so its two seconds time two candidates.
   const double budget = 2.0 * static_cast<double>(s.spaces.size()) + 0.5;
   double clock = 0;
+  std::vector<lower::PassConfig> seen;
   const autotune::TunedPass tuned = autotune::searchPass(
       s.spaces, s.rule,
       [&](const lower::PassConfig &c) {
+        CHECK(std::find(seen.begin(), seen.end(), c) == seen.end()); // no config is timed twice
+        seen.push_back(c);
         clock += 1.0; // a second per timing
         return fakeMs(c);
       },
       [](const lower::PassConfig &) { return std::string(); }, [&] { return clock; }, budgetOnly(budget));
-  for (const autotune::TunedStage &stage : tuned.stages) {
+  for (size_t k = 0; k < tuned.stages.size(); ++k) {
+    const autotune::TunedStage &stage = tuned.stages[k];
     int timed = 0, untimed = 0;
     for (const autotune::TimedCandidate &t : stage.timed) {
       (t.ms < autotune::kUntimed ? timed : untimed) += 1;
       if (t.ms == autotune::kUntimed)
         CHECK(t.failure.find("budget") != std::string::npos);
     }
-    CHECK(timed == 2);
-    CHECK(untimed == static_cast<int>(stage.timed.size()) - 2);
+    const int expected = k == 0 ? 2 : 3; // with the rule's (a later stage's known already)
+    CHECK(timed == expected);
+    CHECK(untimed == static_cast<int>(stage.timed.size()) - expected);
+    CHECK(stage.ruleMs < autotune::kUntimed);
   }
   // The winners as records, back through a file, replayed over the rule.
   test::TempDir dir;
@@ -486,6 +493,38 @@ TEST_CASE("search: the budget is shared by the stages, past it the rest are unti
   TuneKey other = base;
   other.gpu = "NVIDIA A100";
   CHECK(autotune::replay(s.rule, store.load(), other).fromRecords == 0);
+}
+
+TEST_CASE("search: before any timing, the timer's estimate decides what starts; the estimate gives way to timings") {
+  Search s;
+  // An estimate past the whole budget: not even the rule's config starts,
+  // so every stage keeps the rule, untimed.
+  autotune::SearchOptions o = budgetOnly(3.0);
+  o.expectedTimingSeconds = 4.0;
+  int timings = 0;
+  const auto counting = [&](const lower::PassConfig &c) {
+    ++timings;
+    return fakeMs(c);
+  };
+  const auto agree = [](const lower::PassConfig &) { return std::string(); };
+  const autotune::TunedPass none = autotune::searchPass(s.spaces, s.rule, counting, agree, [] { return 0.0; }, o);
+  CHECK(timings == 0);
+  CHECK(none.config == s.rule);
+  CHECK(autotune::recordsOf(none, someKey()).empty());
+  // An estimate of a second where timings take a tenth: after the first,
+  // the measured cost decides, and the stages time far more than 3 s / 1 s.
+  double clock = 0;
+  o.expectedTimingSeconds = 1.0;
+  const autotune::TunedPass timed = autotune::searchPass(
+      s.spaces, s.rule,
+      [&](const lower::PassConfig &c) {
+        clock += 0.1;
+        return counting(c);
+      },
+      agree, [&] { return clock; }, o);
+  CHECK(timings > 3 + static_cast<int>(s.spaces.size()));
+  CHECK(clock <= 3.0 + 1e-9);
+  CHECK(timed.stages.front().ruleMs < autotune::kUntimed);
 }
 
 TEST_CASE("run's configs from records: the recorded stages over the rule's; one the planner refuses is not used") {
