@@ -41,9 +41,10 @@ DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
   if (bytes == 0)
     return; // an empty buffer needs neither memory nor a device
   allocator_ = currentAllocator();
-  if (allocator_)
+  if (allocator_) {
     data_ = allocator_->allocate(bytes);
-  else
+    previousUsersPending_ = true;
+  } else
     cudaCheck(cudaMalloc(&data_, bytes), fmt::format("cudaMalloc({} bytes)", bytes));
   countAllocation(bytes);
 }
@@ -60,7 +61,8 @@ DeviceMemory::~DeviceMemory() {
 
 DeviceMemory::DeviceMemory(DeviceMemory &&other) noexcept
     : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)),
-      allocator_(std::move(other.allocator_)) {}
+      allocator_(std::move(other.allocator_)),
+      previousUsersPending_(std::exchange(other.previousUsersPending_, false)) {}
 
 DeviceMemory &DeviceMemory::operator=(DeviceMemory &&other) noexcept {
   if (this != &other) {
@@ -68,6 +70,7 @@ DeviceMemory &DeviceMemory::operator=(DeviceMemory &&other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
     allocator_ = std::move(other.allocator_);
+    previousUsersPending_ = std::exchange(other.previousUsersPending_, false);
   }
   return *this;
 }
@@ -78,10 +81,19 @@ void DeviceMemory::checkRange(size_t bytes, size_t offset, const char *what) con
                        bytes_);
 }
 
+void DeviceMemory::awaitPreviousUsers() {
+  if (previousUsersPending_) {
+    cudaCheck(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before a first synchronous write)");
+    previousUsersPending_ = false;
+  }
+}
+
 void DeviceMemory::copyFromHost(const void *host, size_t bytes, size_t offset, cudaStream_t stream) {
   checkRange(bytes, offset, "upload");
   if (bytes == 0)
     return;
+  if (!stream)
+    awaitPreviousUsers();
   char *target = static_cast<char *>(data_) + offset;
   cudaCheck(stream ? cudaMemcpyAsync(target, host, bytes, cudaMemcpyHostToDevice, stream)
                    : cudaMemcpy(target, host, bytes, cudaMemcpyHostToDevice),
@@ -101,6 +113,8 @@ void DeviceMemory::copyToHost(void *host, size_t bytes, size_t offset, cudaStrea
 void DeviceMemory::fillZero(cudaStream_t stream) {
   if (bytes_ == 0)
     return;
+  if (!stream)
+    awaitPreviousUsers();
   cudaCheck(stream ? cudaMemsetAsync(data_, 0, bytes_, stream) : cudaMemset(data_, 0, bytes_),
             fmt::format("cudaMemset({} bytes)", bytes_));
 }

@@ -56,17 +56,23 @@ public:
   void *data() const { return data_; }
   size_t bytes() const { return bytes_; }
 
-  /// Copies `bytes` at `offset`; synchronous when `stream` is null.
+  /// Copies `bytes` at `offset`; synchronous when `stream` is null. The
+  /// first synchronous write to memory from an installed allocator waits for
+  /// the whole device first: a stream-ordered allocator (torch's) hands out
+  /// memory whose last user may still be queued on another stream, which a
+  /// copy on the legacy default stream is not ordered after.
   void copyFromHost(const void *host, size_t bytes, size_t offset = 0, cudaStream_t stream = nullptr);
   void copyToHost(void *host, size_t bytes, size_t offset = 0, cudaStream_t stream = nullptr) const;
   void fillZero(cudaStream_t stream = nullptr);
 
 private:
   void checkRange(size_t bytes, size_t offset, const char *what) const;
+  void awaitPreviousUsers();
 
   void *data_ = nullptr;
   size_t bytes_ = 0;
   std::shared_ptr<DeviceAllocator> allocator_; ///< null: cudaMalloc'd
+  bool previousUsersPending_ = false;           ///< from an allocator, not yet synchronised with
 };
 
 /// A non-owning typed view, for passing a buffer on.
