@@ -22,6 +22,12 @@ reproducible. After one call outside, the ops can be captured in a CUDA
 graph (no allocation, synchronisation or host copy happens inside a call
 once the graph and the layer are cached).
 
+run_layer (and so gnnjit.nn and gnnjit.dsl modules) calls the ops' CUDA implementation directly in plain
+eager calls on CUDA tensors, under an autograd.Function with the ops' formula: the same kernels and results,
+without the dispatcher's round trips through Python (some 25 us a call). Under torch.compile, a dispatch or
+torch-function mode (fake tensors, FlopCounterMode), functorch transforms or a differentiated backward, the ops
+run as registered.
+
 CPU tensors (float32 or float64) run the float64 reference executor (exact,
 slow: for tests and debugging) and return the inputs' dtype.
 
@@ -326,8 +332,9 @@ def _setup_context(ctx, inputs, output):
     )
 
 
-def _input_grads(ctx, grads) -> list:
-    """The inputs' gradients, through the layer_backward op, from what _setup_context kept."""
+def _input_grads(ctx, grads, direct: bool = False) -> list:
+    """The inputs' gradients, through the layer_backward op (or, direct, its CUDA implementation), from what
+    _setup_context kept."""
     stored = list(ctx.saved_tensors)
     edge_index = stored.pop(0)
     edge_weight = stored.pop(0) if ctx.has_weight else None
@@ -344,6 +351,11 @@ def _input_grads(ctx, grads) -> list:
         d if d is not None else tensors[0].new_zeros((ctx.num_nodes, o["size"]))
         for d, o in zip(grads[: len(outputs)], outputs)
     ]
+    if direct:
+        return _backward_cuda(
+            ctx.layer, layer_of(ctx.layer), edge_index, edge_weight, ctx.num_nodes, ctx.self_loops, tensors, grads,
+            saved, ctx.seed,
+        )
     return layer_backward(
         ctx.layer, edge_index, edge_weight, ctx.num_nodes, ctx.self_loops, tensors, grads, saved, ctx.seed
     )
@@ -354,6 +366,50 @@ def _backward(ctx, grads):
 
 
 layer_forward.register_autograd(_backward, setup_context=_setup_context)
+
+
+# ---- eager calls ----------------------------------------------------------------------------------------------
+# The dispatcher's way into a Python custom op and back (its autograd kernel, then its CUDA kernel) costs some
+# 25 us a call, three times gnnjit's own host work. Eager calls on plain CUDA tensors, where nothing could
+# intercept the op (no torch.compile tracing, no dispatch or torch-function mode, no functorch wrapper), run the
+# same implementation directly, under an autograd.Function with the op's formula; everything else takes the op.
+
+
+def _direct(tensors: list[Tensor]) -> bool:
+    """Whether a call on `tensors` may skip the dispatcher: eager, on plain CUDA tensors, with no mode active."""
+    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() or torch._C._is_torch_function_mode_enabled():
+        return False
+    return all(
+        type(t) is Tensor and t.is_cuda and torch._C._functorch.maybe_get_level(t) == -1 for t in tensors
+    )
+
+
+class _EagerLayer(torch.autograd.Function):
+    """layer_forward's implementation and autograd formula, without the dispatcher (see _direct)."""
+
+    @staticmethod
+    def forward(ctx, spec, edge_index, edge_weight, num_nodes, self_loops, seed, *tensors):
+        ctx.set_materialize_grads(False)  # an output no loss reached stays None (zero), and no saved value has one
+        output = _forward_cuda(spec, layer_of(spec), edge_index, edge_weight, num_nodes, self_loops, list(tensors), seed)
+        _setup_context(ctx, (spec, edge_index, edge_weight, num_nodes, self_loops, list(tensors), seed), output)
+        return tuple(output)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        # A backward that is itself differentiated (create_graph) takes the op, as the op's formula does.
+        direct = not torch.is_grad_enabled() and _direct([d for d in grads if d is not None])
+        return (None,) * 6 + tuple(_input_grads(ctx, grads, direct=direct))
+
+
+def _forward_call(spec, edge_index, edge_weight, num_nodes, self_loops, tensors, seed) -> list[Tensor]:
+    """layer_forward's results: through the op, or for plain eager CUDA calls its implementation (see _direct)."""
+    if not _direct(tensors):
+        return layer_forward(spec, edge_index, edge_weight, num_nodes, self_loops, tensors, seed)
+    layer = layer_of(spec)
+    _check(layer, tensors)
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return list(_EagerLayer.apply(spec, edge_index, edge_weight, num_nodes, self_loops, seed, *tensors))
+    return _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, tensors, seed)
 
 
 def run_layer(
@@ -406,7 +462,7 @@ def run_described(
             + (f"; not inputs of it: {extra}" if extra else "")
         )
     tensors = [inputs[n].reshape(1, -1) if p else inputs[n] for n, p in zip(names, params)]
-    results = layer_forward(spec, edge_index, edge_weight, int(num_nodes), self_loops, tensors, seed)
+    results = _forward_call(spec, edge_index, edge_weight, int(num_nodes), self_loops, tensors, seed)
     return dict(zip(outputs, results))  # the outputs, without the saved values after them
 
 

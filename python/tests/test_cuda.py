@@ -209,6 +209,32 @@ def test_cuda_graph_capture_of_a_training_step():
     torch.testing.assert_close(replayed, xx.grad, rtol=1e-5, atol=1e-5)
 
 
+def test_a_first_call_on_a_busy_side_stream_waits_for_the_memory_it_reuses():
+    """A graph's arrays, uploaded on a layer's first call, come from torch's allocator, which may hand out
+    blocks whose last writers are still queued on the current stream: the upload waits for them (the
+    CUDA-graph warm-up above met this as an illegal address)."""
+    edge_index, x, _ = dataset("cora")
+    model = gnnjit.nn.GATConv(IN, OUT, heads=HEADS).to(CUDA)
+    results = []
+    for on_side_stream in (False, True):
+        ei = edge_index.clone()  # a new tensor: a new graph, uploaded on this call
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side if on_side_stream else torch.cuda.current_stream()):
+            torch.cuda._sleep(50_000_000)  # the stream stays busy while the host goes on
+            for size in (1, 128, 4096, 65536, 1 << 20):
+                junk = torch.empty(size, device=CUDA)
+                junk.fill_(float("nan"))  # queued behind the sleep; the block is free again at once
+                del junk
+            xx = x.float().clone().requires_grad_(True)
+            out = model(xx, ei)
+            out.square().sum().backward()
+        torch.cuda.synchronize()
+        results.append([out.detach(), xx.grad])
+    for got, want in zip(results[1], results[0]):
+        assert torch.equal(got, want)
+
+
 def test_gnnjit_memory_is_torch_memory():
     default_cache.clear()
     torch.cuda.synchronize()
@@ -260,3 +286,55 @@ def test_a_dsl_layer_on_cuda_matches_the_reference():
             results.append([t.detach().cpu().double().clone() for t in [out.detach()] + grads])
         for got, want in zip(results[1], results[0]):
             assert_near(got, want, f"{module.layer.name}")
+
+
+@pytest.mark.parametrize("name, options, loops", [
+    ("gcn", dict(dim=OUT, weighted=False), "replace"),
+    ("sage", dict(dim=OUT, aggr="max"), "keep"),
+    ("gat", dict(dim=OUT, heads=HEADS, attention_dropout=0.3), "replace"),
+])
+def test_eager_calls_skip_the_dispatcher_with_the_ops_results(name, options, loops):
+    """run_layer's direct eager path (no dispatcher) gives the op's outputs and gradients bit for bit, and a
+    dispatch mode (what fake tensors and FlopCounterMode are) still sees the op."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    edge_index, _, _ = dataset("cora")
+    n = int(edge_index.max().item()) + 1
+    layer = {"name": name, **options}
+    l = gnnjit.Layer.from_library(name, **options)
+    torch.manual_seed(6)
+    values = [torch.randn(1 if spec["kind"] == "param" else n, spec["size"], device=CUDA) for spec in l.inputs]
+    seed = gnnjit.ops.dropout_seed() if l.drops_attention else None
+    weights = torch.randn(n, l.outputs[0]["size"], device=CUDA)
+    torch.use_deterministic_algorithms(True)
+    try:
+        results = []
+        for through_op in (False, True):
+            leaves = [v.clone().requires_grad_(True) for v in values]
+            inputs = {spec["name"]: t.reshape(-1) if spec["kind"] == "param" else t for spec, t in zip(l.inputs, leaves)}
+            if through_op:
+                spec = gnnjit.ops.layer_spec(name, **options)
+                tensors = [t.reshape(1, -1) if s["kind"] == "param" else t for s, t in zip(l.inputs, leaves)]
+                out = gnnjit.ops.layer_forward(spec, edge_index, None, n, loops, tensors, seed)[0]
+            else:
+                out = gnnjit.ops.run_layer(layer, edge_index, n, inputs, self_loops=loops, seed=seed)["out"]
+            (out * weights).sum().backward()
+            results.append([out.detach()] + [t.grad for t in leaves])
+        for got, want in zip(*results):
+            assert torch.equal(got, want)
+    finally:
+        torch.use_deterministic_algorithms(False)
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    inputs = {spec["name"]: t.reshape(-1) if spec["kind"] == "param" else t for spec, t in zip(l.inputs, values)}
+    with torch.no_grad(), Recorder() as recorder:
+        gnnjit.ops.run_layer(layer, edge_index, n, inputs, self_loops=loops, seed=seed)
+    assert any("gnnjit.layer_forward" in op for op in recorder.ops), recorder.ops
