@@ -95,6 +95,12 @@ std::string hopeless(const StageConfig &c, const exec::DegreeFacts &degrees, int
     return "";
   if (static_cast<int64_t>(t->group) * t->vec > 2 * std::max<int64_t>(width, 1))
     return fmt::format("lanes idle: {} lanes x {} floats for rows of {}", t->group, t->vec, width);
+  // A group whose loads of a row fill less than a 32-byte sector, walking
+  // it in many chunks, reads each sector several times over (GATv2's 4 x
+  // 122 in one lane of pairs ran 18x slower than in 64).
+  if (t->group * t->vec < 8 && t->chunks >= 4)
+    return fmt::format("sub-sector loads: {} lanes x {} floats (under 32 bytes) walk each row in {} chunks", t->group,
+                       t->vec, t->chunks);
   // Splitting typical rows only pays when there are too few rows to fill
   // the GPU (the H200's tuning found heavy > 32 in segments of 64 fastest
   // on tolokers' 11,758 rows of median degree 30); unknown counts are

@@ -1,7 +1,8 @@
 // The autotuner's timer on the GPU: one pass of a layer on a graph under a
 // given config, with random inputs bound once, timed with CUDA events
 // (warm-up, then the median of several runs; the backward after one forward
-// under the rule's config). Its check runs the config once and compares the
+// under the rule's config; long passes by fewer runs, a long pass's clear
+// loser by its check's run alone). Its check runs the config once and compares the
 // pass's results (outputs, or input gradients) with the rule config's,
 // within 1e-4 relative, on the device (a copy of the rule's results stays
 // there: the pass's outputs once more in device memory). Kernels come
@@ -15,6 +16,7 @@
 #include "lower/Stages.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,20 +42,28 @@ public:
   /// steady, and more of them would eat the budget.
   static constexpr double kLongPassMs = 5.0;
   static constexpr double kVeryLongPassMs = 25.0;
+  /// Past kVeryLongPassMs, a candidate whose check (one cold run) took this
+  /// many times the rule's pass is not timed further: its check's time is
+  /// its time (one such candidate could otherwise spend seconds).
+  static constexpr double kLoserFactor = 2.0;
 
 private:
   exec::RunnerOptions optionsFor(const lower::PassConfig &config) const;
   /// A runner planned with `config`: the last one made when it was for the
   /// same config (the search checks a candidate, then times it).
   exec::LayerRunner &runnerFor(const lower::PassConfig &config);
-  /// Runs the pass once under `config` on `runner` (a forward first for the backward).
-  const exec::DeviceTensors &runOnce(exec::LayerRunner &runner);
+  /// Runs the pass once on `runner` (a forward first for the backward),
+  /// synchronised; the pass's own ms (not its forward's) in `passMs`.
+  const exec::DeviceTensors &runOnce(exec::LayerRunner &runner, double *passMs);
 
   const lower::LoweredLayer &lowered_;
   exec::DeviceGraph &graph_;
   lower::Pass pass_;
   int warmup_, reps_;
-  double ruleRunMs_ = 0; ///< one run of the rule's config (for the backward, with its forward)
+  double ruleRunMs_ = 0;  ///< one run of the rule's config, wall (for the backward, with its forward)
+  double rulePassMs_ = 0; ///< the pass alone in that run
+  std::optional<lower::PassConfig> checkedConfig_; ///< the last config checked, and its pass's ms then
+  double checkMs_ = 0;
   runtime::KernelCache *cache_;
   exec::OwnedTensors tensors_;
   exec::DeviceTensors forwardInputs_, backwardInputs_;

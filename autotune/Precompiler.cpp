@@ -103,8 +103,9 @@ Precompiler::Report Precompiler::report() const {
 }
 
 bool Precompiler::mayStart() const {
-  const double mean = report_.compiled ? compileSecondsSum_ / static_cast<double>(report_.compiled) : 0;
-  return clock_.seconds() + mean <= deadline_;
+  // The longest compile so far, not the mean: one that ends past the
+  // deadline holds up the end of tuning (compiles cannot be cut short).
+  return clock_.seconds() + longestCompileSeconds_ <= deadline_;
 }
 
 void Precompiler::work() {
@@ -145,7 +146,7 @@ void Precompiler::work() {
         ++report_.failed;
       } else if (!held) { // a cache hit says nothing of how long a compile takes
         ++report_.compiled;
-        compileSecondsSum_ += lastEnd_ - start;
+        longestCompileSeconds_ = std::max(longestCompileSeconds_, lastEnd_ - start);
       }
     }
     changed_.notify_all();

@@ -3,8 +3,8 @@
 // times first, first), through the kernel cache. The search asks which of a
 // candidate's modules are compiled and times those candidates first, and
 // waits for progress instead of compiling in line. No compile starts once
-// it could not finish before the deadline (the mean compile time so far
-// says how long one takes), so stopping never waits long for NVRTC.
+// it could not finish before the deadline (the longest compile so far says
+// how long one may take), so stopping never waits long for NVRTC.
 #pragma once
 
 #include "codegen/KernelParams.h"
@@ -44,7 +44,7 @@ public:
   /// Waits until one more module is done or `seconds` pass; false when
   /// nothing is queued or compiling (waiting would be for nothing).
   bool waitForProgress(double seconds);
-  /// No compile starts after `seconds` from construction, less the mean
+  /// No compile starts after `seconds` from construction, less the longest
   /// time one has taken so far.
   void setDeadline(double seconds);
   /// Drops what has not started.
@@ -69,7 +69,7 @@ private:
   std::set<std::string> known_, failed_;
   std::map<const codegen::GeneratedModule *, std::string> moduleKeys_;
   size_t running_ = 0, finished_ = 0;
-  double deadline_ = std::numeric_limits<double>::infinity(), compileSecondsSum_ = 0;
+  double deadline_ = std::numeric_limits<double>::infinity(), longestCompileSeconds_ = 0;
   double firstStart_ = -1, lastEnd_ = 0;
   bool stopping_ = false;
   Report report_;

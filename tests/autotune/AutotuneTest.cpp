@@ -226,6 +226,23 @@ TEST_CASE("candidates: the rule's first, each family's own space, pruned by the 
     }
 }
 
+TEST_CASE("candidates: tilings whose row loads fill less than a sector, in many chunks, are pruned") {
+  // GATv2 4 x 122 (heads padded to 128 lanes of pairs): one or two lanes of
+  // 8 bytes per head would walk it in 32 or 64 chunks.
+  const exec::GraphFacts facts = skewedFacts(100, 100000);
+  for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward})
+    for (const auto &s : autotune::candidateSpaces(libraryLayer("gatv2", 122, 4), pass, facts, {}, false)) {
+      for (size_t k = 1; k < s.kept.size(); ++k) {
+        const auto &a = std::get<lower::AttentionConfig>(s.kept[k].config);
+        CHECK_FALSE((a.group * a.vec < 8 && a.chunks >= 4));
+      }
+      bool subSector = false;
+      for (const autotune::PrunedCandidate &p : s.pruned)
+        subSector |= p.why.find("sub-sector loads") == 0;
+      CHECK(subSector);
+    }
+}
+
 TEST_CASE("candidates: splitting typical rows is pruned only when the rows fill the GPU") {
   const lower::LoweredLayer l = libraryLayer("gatv2", 32, 4);
   const auto splitsTypical = [&](int64_t nodes) {
