@@ -75,13 +75,16 @@ private:
   std::vector<size_t> firsts_, others_;
 };
 
-/// Seconds a timing took in this pass, on average (before any, the
-/// timer's estimate): whether one more still ends in time. A config timed
-/// before in the pass is answered from memory, at no cost.
+/// The longest a timing took in this pass (before any, the timer's
+/// estimate): whether one more still ends in time. The longest, not the
+/// mean: timings vary (cuSPARSE times its algorithms on first use, a slow
+/// candidate's check is slow), and one that ends past the budget delays
+/// the end of tuning. A config timed before in the pass is answered from
+/// memory, at no cost.
 class TimingCost {
 public:
   TimingCost(const Elapsed &elapsed, double prior) : elapsed_(elapsed), prior_(prior) {}
-  double expected() const { return count_ ? sum_ / count_ : prior_; }
+  double expected() const { return count_ ? longest_ : prior_; }
   bool endsBy(double deadline) const { return elapsed_() + expected() <= deadline; }
   /// Whether `config` is known, or one more timing ends by `deadline`.
   bool knownOrEndsBy(const lower::PassConfig &config, double deadline) const {
@@ -95,7 +98,7 @@ public:
         return {candidate, result.ms, result.failure};
     const double began = elapsed_();
     TimedCandidate t = timeOne(candidate, config, timer, check, isRule);
-    sum_ += elapsed_() - began;
+    longest_ = std::max(longest_, elapsed_() - began);
     ++count_;
     done_.emplace_back(config, t);
     return t;
@@ -104,7 +107,7 @@ public:
 private:
   const Elapsed &elapsed_;
   double prior_;
-  double sum_ = 0;
+  double longest_ = 0;
   int count_ = 0;
   std::vector<std::pair<lower::PassConfig, TimedCandidate>> done_;
 };

@@ -12,8 +12,8 @@
 // with the reason, and the search goes on. The time budget is shared: each
 // stage (and the pass variants, as one more) may start candidates for an
 // equal part of what is left when it begins, and starts one only when it
-// would end within that part (by the mean time a timing took so far, or
-// the timer's estimate before one has); the rest are reported untimed. A
+// would end within that part (by the longest a timing took so far, or the
+// timer's estimate before one has); the rest are reported untimed. A
 // config timed once in the pass (a stage's starting point is the previous
 // stage's winner) is not timed again. Each stage's rule config is timed first
 // whenever it ends within the whole budget: it is what tuning must beat (a
