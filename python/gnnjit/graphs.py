@@ -26,7 +26,7 @@ CACHE_SIZE = 8
 def _key_part(t: Optional[torch.Tensor]):
     if t is None:
         return None
-    return (t.data_ptr(), tuple(t.shape), tuple(t.stride()), str(t.device), str(t.dtype), t._version)
+    return (t.data_ptr(), t.shape, t.stride(), t.device, t.dtype, t._version)  # all hashable as they are
 
 
 class CachedGraph:

@@ -95,6 +95,14 @@ def layer_of(spec: str) -> _core.Layer:
 
 
 @lru_cache(maxsize=256)
+def _io(spec: str) -> tuple:
+    """(layer name, input names, (output name, size) pairs) of a spec, read once (a Layer's inputs and outputs
+    are built anew on each access)."""
+    l = layer_of(spec)
+    return l.name, tuple(i["name"] for i in l.inputs), tuple((o["name"], o["size"]) for o in l.outputs)
+
+
+@lru_cache(maxsize=256)
 def saved_layout(spec: str) -> tuple:
     """(name, width, positions, aliased output or '') of each value the forward saves for the backward on CUDA."""
     return tuple(_core.saved_layout(layer_of(spec)))
@@ -104,27 +112,25 @@ def _entry(edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int, se
     return default_cache.entry(edge_index, num_nodes, edge_weight, self_loops)
 
 
-def _check(layer: _core.Layer, tensors: list[Tensor]) -> None:
+def _check(spec: str, tensors: list[Tensor]) -> None:
+    name, inputs, _ = _io(spec)
     device = tensors[0].device
-    for spec, t in zip(layer.inputs, tensors):
+    if device.type not in ("cuda", "cpu"):
+        raise NotImplementedError(f"layer {name}: tensors on {device}; gnnjit runs CUDA and CPU tensors")
+    cuda = device.type == "cuda"
+    for input_name, t in zip(inputs, tensors):
         if t.device != device:
             raise _core.Error(
-                f"layer {layer.name}: input '{spec['name']}' is on {t.device}, input '{layer.inputs[0]['name']}' on "
-                f"{device}; give every input on one device"
+                f"layer {name}: input '{input_name}' is on {t.device}, input '{inputs[0]}' on {device}; give every "
+                "input on one device"
             )
-        if device.type == "cuda":
-            if t.dtype not in CUDA_DTYPES:
-                raise _core.Error(
-                    f"layer {layer.name}: input '{spec['name']}' is {t.dtype}; gnnjit's CUDA kernels take float32 "
-                    "tensors (float64 runs on the CPU reference executor)"
-                )
-        elif device.type == "cpu":
-            if t.dtype not in CPU_DTYPES:
-                raise _core.Error(
-                    f"layer {layer.name}: input '{spec['name']}' is {t.dtype}; gnnjit takes float32 or float64 tensors"
-                )
-        else:
-            raise NotImplementedError(f"layer {layer.name}: tensors on {device}; gnnjit runs CUDA and CPU tensors")
+        if cuda and t.dtype not in CUDA_DTYPES:
+            raise _core.Error(
+                f"layer {name}: input '{input_name}' is {t.dtype}; gnnjit's CUDA kernels take float32 tensors "
+                "(float64 runs on the CPU reference executor)"
+            )
+        if not cuda and t.dtype not in CPU_DTYPES:
+            raise _core.Error(f"layer {name}: input '{input_name}' is {t.dtype}; gnnjit takes float32 or float64 tensors")
 
 
 def _arrays(layer: _core.Layer, tensors: list[Tensor]) -> dict:
@@ -231,7 +237,7 @@ def _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, i
 
     def run():
         r = _cuda_run(spec, layer, _entry(edge_index, edge_weight, num_nodes, self_loops), device)
-        tensors = [_rows(t.detach()) for t in inputs]
+        tensors = [_rows(t) for t in inputs]  # read through pointers: nothing here is recorded by autograd
         results = {name: inputs[0].new_empty((rows, width)) for name, rows, width in r.forward_results}
         saved = _new_saved(spec, num_nodes, edge_index, inputs[0])
         r.runner.run(
@@ -250,7 +256,7 @@ def _backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, 
     def run():
         r = _cuda_run(spec, layer, _entry(edge_index, edge_weight, num_nodes, self_loops), device)
         names = r.input_names + ["d_" + n for n in r.output_names]
-        tensors = [_rows(t.detach()) for t in inputs] + [_rows(d.detach().to(torch.float32)) for d in grad_outputs]
+        tensors = [_rows(t) for t in inputs] + [_rows(d.to(torch.float32)) for d in grad_outputs]
         results = {name: inputs[0].new_empty((rows, width)) for name, rows, width in r.backward_results}
         r.runner.run(
             True, names, [_arg(t) for t in tensors], [_arg(results[n]) for n, _, _ in r.backward_results],
@@ -273,7 +279,7 @@ def layer_forward(
     """The layer's outputs, then (CUDA) the values its backward reads; `inputs` in the layer's input order;
     `seed` (one int64, any device): what attention dropout draws from."""
     l = layer_of(layer)
-    _check(l, inputs)
+    _check(layer, inputs)
     if inputs[0].is_cuda:
         return _forward_cuda(layer, l, edge_index, edge_weight, num_nodes, self_loops, inputs, seed)
     graph = _entry(edge_index, edge_weight, num_nodes, self_loops).graph
@@ -283,7 +289,7 @@ def layer_forward(
 
 @layer_forward.register_fake
 def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed):
-    outputs = [inputs[0].new_empty((num_nodes, o["size"])) for o in layer_of(layer).outputs]
+    outputs = [inputs[0].new_empty((num_nodes, size)) for _, size in _io(layer)[2]]
     return outputs + (_new_saved(layer, num_nodes, edge_index, inputs[0]) if inputs[0].is_cuda else [])
 
 
@@ -295,7 +301,7 @@ def layer_backward(
     """The gradient of every input given the outputs' gradients (any strides, stride 0 too) and (CUDA) what the
     forward saved, in saved_layout's order (an aliased value is that forward output); `seed`: the forward's."""
     l = layer_of(layer)
-    _check(l, inputs)
+    _check(layer, inputs)
     if inputs[0].is_cuda:
         return _backward_cuda(
             layer, l, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed
@@ -316,7 +322,7 @@ def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_output
 
 def _setup_context(ctx, inputs, output):
     layer, edge_index, edge_weight, num_nodes, self_loops, tensors, seed = inputs
-    outputs = layer_of(layer).outputs
+    outputs = _io(layer)[2]
     results, saved = output[: len(outputs)], output[len(outputs) :]
     if saved:
         ctx.mark_non_differentiable(*saved)
@@ -325,7 +331,7 @@ def _setup_context(ctx, inputs, output):
     ctx.seed = seed.detach().clone() if seed is not None else None  # the backward drops what the forward dropped
     # On CUDA the backward reads the saved values, and the outputs some of them alias (kept only then).
     aliased = {alias for *_, alias in saved_layout(layer) if alias} if tensors[0].is_cuda else set()
-    kept = [(o["name"], t) for o, t in zip(outputs, results) if o["name"] in aliased]
+    kept = [(name, t) for (name, _), t in zip(outputs, results) if name in aliased]
     ctx.counts = (len(tensors), [name for name, _ in kept])
     ctx.save_for_backward(
         edge_index, *([edge_weight] if edge_weight is not None else []), *tensors, *(t for _, t in kept), *saved
@@ -340,7 +346,7 @@ def _input_grads(ctx, grads, direct: bool = False) -> list:
     edge_weight = stored.pop(0) if ctx.has_weight else None
     n_inputs, kept = ctx.counts
     tensors, rest = stored[:n_inputs], stored[n_inputs:]
-    outputs = layer_of(ctx.layer).outputs
+    outputs = _io(ctx.layer)[2]
     saved = []
     if tensors[0].is_cuda:
         by_name = dict(zip(kept, rest))
@@ -348,8 +354,8 @@ def _input_grads(ctx, grads, direct: bool = False) -> list:
         saved = [by_name[alias] if alias else next(own) for _, _, _, alias in saved_layout(ctx.layer)]
     # An output no loss reached has no gradient: it contributes zero.
     grads = [
-        d if d is not None else tensors[0].new_zeros((ctx.num_nodes, o["size"]))
-        for d, o in zip(grads[: len(outputs)], outputs)
+        d if d is not None else tensors[0].new_zeros((ctx.num_nodes, size))
+        for d, (_, size) in zip(grads[: len(outputs)], outputs)
     ]
     if direct:
         return _backward_cuda(
@@ -377,11 +383,14 @@ layer_forward.register_autograd(_backward, setup_context=_setup_context)
 
 def _direct(tensors: list[Tensor]) -> bool:
     """Whether a call on `tensors` may skip the dispatcher: eager, on plain CUDA tensors, with no mode active."""
-    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() or torch._C._is_torch_function_mode_enabled():
+    if (
+        torch.compiler.is_compiling()
+        or torch._C._len_torch_dispatch_stack()
+        or torch._C._is_torch_function_mode_enabled()
+        or torch._C._functorch.peek_interpreter_stack() is not None  # vmap, grad, ... under way
+    ):
         return False
-    return all(
-        type(t) is Tensor and t.is_cuda and torch._C._functorch.maybe_get_level(t) == -1 for t in tensors
-    )
+    return all(type(t) is Tensor and t.is_cuda for t in tensors)
 
 
 class _EagerLayer(torch.autograd.Function):
@@ -405,11 +414,10 @@ def _forward_call(spec, edge_index, edge_weight, num_nodes, self_loops, tensors,
     """layer_forward's results: through the op, or for plain eager CUDA calls its implementation (see _direct)."""
     if not _direct(tensors):
         return layer_forward(spec, edge_index, edge_weight, num_nodes, self_loops, tensors, seed)
-    layer = layer_of(spec)
-    _check(layer, tensors)
+    _check(spec, tensors)
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         return list(_EagerLayer.apply(spec, edge_index, edge_weight, num_nodes, self_loops, seed, *tensors))
-    return _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, tensors, seed)
+    return _forward_cuda(spec, layer_of(spec), edge_index, edge_weight, num_nodes, self_loops, tensors, seed)
 
 
 def run_layer(
