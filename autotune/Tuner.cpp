@@ -84,32 +84,36 @@ private:
 class TimingCost {
 public:
   TimingCost(const Elapsed &elapsed, double prior) : elapsed_(elapsed), prior_(prior) {}
-  double expected() const { return count_ ? longest_ : prior_; }
+  double expected() const { return done_.empty() ? prior_ : longest_; }
   bool endsBy(double deadline) const { return elapsed_() + expected() <= deadline; }
   /// Whether `config` is known, or one more timing ends by `deadline`.
   bool knownOrEndsBy(const lower::PassConfig &config, double deadline) const {
-    return std::any_of(done_.begin(), done_.end(), [&](const auto &d) { return d.first == config; }) ||
-           endsBy(deadline);
+    return known(config) || endsBy(deadline);
   }
   TimedCandidate time(const Candidate &candidate, const lower::PassConfig &config, const PassTimer &timer,
                       const PassCheck &check, bool isRule) {
-    for (const auto &[seen, result] : done_)
-      if (seen == config)
-        return {candidate, result.ms, result.failure};
+    if (const TimedCandidate *result = known(config))
+      return {candidate, result->ms, result->failure};
     const double began = elapsed_();
     TimedCandidate t = timeOne(candidate, config, timer, check, isRule);
     longest_ = std::max(longest_, elapsed_() - began);
-    ++count_;
     done_.emplace_back(config, t);
     return t;
   }
 
 private:
+  /// What timing `config` gave in this pass, if it was timed.
+  const TimedCandidate *known(const lower::PassConfig &config) const {
+    for (const auto &[seen, result] : done_)
+      if (seen == config)
+        return &result;
+    return nullptr;
+  }
+
   const Elapsed &elapsed_;
   double prior_;
   double longest_ = 0;
-  int count_ = 0;
-  std::vector<std::pair<lower::PassConfig, TimedCandidate>> done_;
+  std::vector<std::pair<lower::PassConfig, TimedCandidate>> done_; ///< every config timed, in order
 };
 
 } // namespace
