@@ -1,8 +1,8 @@
 // The autotuner's timer on the GPU: one pass of a layer on a graph under a
 // given config, with random inputs bound once, timed with CUDA events
 // (warm-up, then the median of several runs; the backward after one forward
-// under the rule's config; long passes by fewer runs, a long pass's clear
-// loser by its check's run alone). Its check runs the config once and compares the
+// under the rule's config; long passes by fewer runs; a clear loser by its
+// first warm run, or a long pass's by its check's run alone). Its check runs the config once and compares the
 // pass's results (outputs, or input gradients) with the rule config's,
 // within 1e-4 relative, on the device (a copy of the rule's results stays
 // there: the pass's outputs once more in device memory). Kernels come
@@ -33,6 +33,9 @@ public:
   /// Empty when `config`'s results agree with the rule config's, else the
   /// worst result and how far off it is.
   std::string check(const lower::PassConfig &config);
+  /// Frees the device memory of the last config's runner (a later timing
+  /// makes it anew); the inputs and the rule's results stay.
+  void release() { lastRunner_.reset(); }
   /// Seconds one candidate's check and timing are expected to take: what
   /// the search budgets before it has timed one.
   double expectedTimingSeconds() const;
@@ -42,9 +45,11 @@ public:
   /// steady, and more of them would eat the budget.
   static constexpr double kLongPassMs = 5.0;
   static constexpr double kVeryLongPassMs = 25.0;
-  /// Past kVeryLongPassMs, a candidate whose check (one cold run) took this
-  /// many times the rule's pass is not timed further: its check's time is
-  /// its time (one such candidate could otherwise spend seconds).
+  /// A candidate whose first warm run took this many times the rule's pass
+  /// is not timed further: that run is its time. Past kVeryLongPassMs, its
+  /// check (one cold run) decides the same. One such candidate could
+  /// otherwise spend seconds (a cold run of a short pass is no measure:
+  /// loading its modules can double it).
   static constexpr double kLoserFactor = 2.0;
 
 private:

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 
 namespace gnnjit::autotune {
 
@@ -35,49 +36,77 @@ std::vector<runtime::Source> sourcesOf(const lower::LoweredLayer &lowered, const
   return exec::programSources(lowered, graph, pass, o);
 }
 
+/// A pass begun past the budget: its stages keep the rule, untimed (the
+/// search starts nothing past its budget).
+TunedPass untimedPass(const TunedLayerPass &p, const std::vector<PassVariant> &variants, const Stopwatch &clock,
+                      double budgetSeconds) {
+  const auto unreachable = [](const lower::PassConfig &) -> double {
+    throwInternalError("a pass searched past its budget was timed");
+  };
+  SearchOptions none;
+  none.budgetSeconds = budgetSeconds;
+  return searchPass(
+      p.spaces, p.rule, unreachable, [](const lower::PassConfig &) { return std::string(); },
+      [&] { return clock.seconds(); }, none, variants);
+}
+
 /// Each pass's search in turn, timing on the GPU what `compiler` has
-/// compiled; a pass begun past the budget keeps the rule, untimed.
+/// compiled, each with its share of the time left; then, while time is
+/// left, once more for each pass whose share ran out first (waiting for
+/// compiles, most often), resumed from what it timed. A pass begun past
+/// the budget keeps the rule, untimed.
 void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const LayerTuneOptions &options,
                   const Stopwatch &clock, const std::array<std::vector<PassVariant>, 2> &variants,
                   const std::array<double, 2> &shares, Precompiler &compiler, std::vector<TunedLayerPass> &passes) {
-  for (size_t k = 0; k < passes.size(); ++k) {
-    TunedLayerPass &p = passes[k];
-    if (clock.seconds() >= options.budgetSeconds) {
-      // No time for this pass's rule either: its stages keep the rule,
-      // untimed (the search starts nothing past its budget).
-      const auto unreachable = [](const lower::PassConfig &) -> double {
-        throwInternalError("a pass searched past its budget was timed");
+  std::array<std::unique_ptr<GpuPassTimer>, 2> timers;
+  std::array<SearchMemory, 2> memories;
+  for (const bool resumed : {false, true}) {
+    std::vector<size_t> todo;
+    for (size_t k = 0; k < passes.size(); ++k)
+      if (!resumed || (timers[k] && leftUntimed(passes[k].tuned)))
+        todo.push_back(k);
+    for (size_t i = 0; i < todo.size(); ++i) {
+      const size_t k = todo[i];
+      TunedLayerPass &p = passes[k];
+      if (!resumed)
+        p.began = clock.seconds();
+      if (clock.seconds() >= options.budgetSeconds) {
+        if (!resumed)
+          p.tuned = untimedPass(p, variants[k], clock, options.budgetSeconds);
+        continue;
+      }
+      if (!timers[k]) {
+        timers[k] = std::make_unique<GpuPassTimer>(lowered, graph, p.pass, p.rule, options.warmup, options.reps,
+                                                   options.cache);
+        p.setupSeconds = clock.seconds() - p.began;
+      }
+      GpuPassTimer &timer = *timers[k];
+      // The pass's part of what is left once its rule runs (its kernels
+      // compiled first): the forward's setup waits for NVRTC, which the
+      // backward's, later, seldom does.
+      const double now = clock.seconds(), left = std::max(0.0, options.budgetSeconds - now);
+      double sharesLeft = 0;
+      for (size_t j = i; j < todo.size(); ++j)
+        sharesLeft += shares[todo[j]];
+      SearchOptions search;
+      search.budgetSeconds = i + 1 == todo.size() ? options.budgetSeconds : now + left * shares[k] / sharesLeft;
+      search.expectedTimingSeconds = timer.expectedTimingSeconds();
+      search.modulesOf = [&](const Candidate &c) {
+        std::vector<std::string> keys;
+        for (const auto &m : c.modules)
+          keys.push_back(compiler.keyOf(*m));
+        return keys;
       };
-      SearchOptions none;
-      none.budgetSeconds = options.budgetSeconds;
+      search.compiled = [&](const std::vector<std::string> &keys) { return compiler.compiled(keys); };
+      search.waitForProgress = [&](double seconds) { return compiler.waitForProgress(seconds); };
+      search.memory = &memories[k];
       p.tuned = searchPass(
-          p.spaces, p.rule, unreachable, [](const lower::PassConfig &) { return std::string(); },
-          [&] { return clock.seconds(); }, none, variants[k]);
-      continue;
+          p.spaces, p.rule, [&](const lower::PassConfig &c) { return timer.time(c); },
+          [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); }, search,
+          variants[k]);
+      p.searchSeconds += clock.seconds() - now;
+      timer.release(); // its runner's buffers, while another pass runs
     }
-    const double setupBegan = clock.seconds();
-    GpuPassTimer timer(lowered, graph, p.pass, p.rule, options.warmup, options.reps, options.cache);
-    p.setupSeconds = clock.seconds() - setupBegan;
-    // The pass's part of what is left once its rule runs (its kernels
-    // compiled first): the forward's setup waits for NVRTC, which the
-    // backward's, later, seldom does.
-    const double now = clock.seconds(), left = std::max(0.0, options.budgetSeconds - now);
-    SearchOptions search;
-    search.budgetSeconds =
-        k + 1 == passes.size() ? options.budgetSeconds : now + left * shares[k] / (shares[k] + shares[k + 1]);
-    search.expectedTimingSeconds = timer.expectedTimingSeconds();
-    search.modulesOf = [&](const Candidate &c) {
-      std::vector<std::string> keys;
-      for (const auto &m : c.modules)
-        keys.push_back(compiler.keyOf(*m));
-      return keys;
-    };
-    search.compiled = [&](const std::vector<std::string> &keys) { return compiler.compiled(keys); };
-    search.waitForProgress = [&](double seconds) { return compiler.waitForProgress(seconds); };
-    p.tuned = searchPass(
-        p.spaces, p.rule, [&](const lower::PassConfig &c) { return timer.time(c); },
-        [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); }, search,
-        variants[k]);
   }
 }
 
@@ -87,6 +116,7 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
                      const LayerTuneOptions &options) {
   const Stopwatch clock;
   TunedLayer out;
+  double stopped = 0; // when the searches ended
   constexpr std::array passes{lower::Pass::Forward, lower::Pass::Backward};
   // The graph's lazily built parts, built once here before planning.
   (void)graph.host().stats();
@@ -117,11 +147,14 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
         compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, v.apply(p.rule)));
       shares[k] = static_cast<double>(p.spaces.size() + (variants[k].empty() ? 0 : 1));
     }
+    out.planSeconds = clock.seconds();
     searchPasses(lowered, graph, options, clock, variants, shares, compiler, out.passes);
+    stopped = clock.seconds();
     compiler.stop();
     out.compiling = compiler.report();
   } // the compiles under way end here, within the timed wall
   out.seconds = clock.seconds();
+  out.stopSeconds = out.seconds - stopped;
   return out;
 }
 

@@ -6,7 +6,8 @@
 // the call to the last candidate timed (each pass's part by its count of
 // stages and variants): no candidate, rule or compile starts unless it is
 // expected to end within it (a pass with no time left keeps the rule,
-// untimed). What `gnnjit tune` and bench_autotune run; recording the
+// untimed). A pass whose part ran out with candidates untimed (it waited
+// for their compiles) resumes with the time the others left. What `gnnjit tune` and bench_autotune run; recording the
 // winners is the caller's.
 #pragma once
 
@@ -35,6 +36,10 @@ struct TunedLayerPass {
   /// Seconds the pass's timer took to set up: its inputs, waiting for the
   /// rule's kernels, two runs of the rule's config (0 when not reached).
   double setupSeconds = 0;
+  /// When the pass's setup began (the tuning's clock) and the seconds its
+  /// searches took: timings (each candidate's began and seconds) and waits
+  /// for compiles between them.
+  double began = 0, searchSeconds = 0;
   /// The pass's ms under the rule's config and under the tuned one (kUntimed
   /// when nothing was timed).
   double ruleMs() const;
@@ -45,6 +50,8 @@ struct TunedLayer {
   std::vector<TunedLayerPass> passes; ///< forward, backward
   Precompiler::Report compiling;      ///< the modules compiled beside the search
   double seconds = 0;                 ///< wall time of the whole tuning
+  double planSeconds = 0; ///< before the first pass's setup: the graph's statistics, the spaces, queueing compiles
+  double stopSeconds = 0; ///< after the last search: waiting for the compiles under way
 };
 
 TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const exec::GraphFacts &facts,

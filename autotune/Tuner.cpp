@@ -83,8 +83,9 @@ private:
 /// memory, at no cost.
 class TimingCost {
 public:
-  TimingCost(const Elapsed &elapsed, double prior) : elapsed_(elapsed), prior_(prior) {}
-  double expected() const { return done_.empty() ? prior_ : longest_; }
+  TimingCost(const Elapsed &elapsed, double prior, SearchMemory &memory)
+      : elapsed_(elapsed), prior_(prior), memory_(memory) {}
+  double expected() const { return memory_.timed.empty() ? prior_ : memory_.longestSeconds; }
   bool endsBy(double deadline) const { return elapsed_() + expected() <= deadline; }
   /// Whether `config` is known, or one more timing ends by `deadline`.
   bool knownOrEndsBy(const lower::PassConfig &config, double deadline) const {
@@ -96,15 +97,17 @@ public:
       return {candidate, result->ms, result->failure};
     const double began = elapsed_();
     TimedCandidate t = timeOne(candidate, config, timer, check, isRule);
-    longest_ = std::max(longest_, elapsed_() - began);
-    done_.emplace_back(config, t);
+    t.began = began;
+    t.seconds = elapsed_() - began;
+    memory_.longestSeconds = std::max(memory_.longestSeconds, t.seconds);
+    memory_.timed.emplace_back(config, t);
     return t;
   }
 
 private:
   /// What timing `config` gave in this pass, if it was timed.
   const TimedCandidate *known(const lower::PassConfig &config) const {
-    for (const auto &[seen, result] : done_)
+    for (const auto &[seen, result] : memory_.timed)
       if (seen == config)
         return &result;
     return nullptr;
@@ -112,8 +115,7 @@ private:
 
   const Elapsed &elapsed_;
   double prior_;
-  double longest_ = 0;
-  std::vector<std::pair<lower::PassConfig, TimedCandidate>> done_; ///< every config timed, in order
+  SearchMemory &memory_;
 };
 
 } // namespace
@@ -127,7 +129,8 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
   // is left of the budget when it starts, so a stage with many candidates
   // cannot leave the later ones only their rule's time.
   const size_t shares = spaces.size() + (variants.empty() ? 0 : 1);
-  TimingCost cost(elapsed, options.expectedTimingSeconds);
+  SearchMemory own;
+  TimingCost cost(elapsed, options.expectedTimingSeconds, options.memory ? *options.memory : own);
   for (size_t k = 0; k < spaces.size(); ++k) {
     const StageSpace &space = spaces[k];
     const double start = elapsed();
@@ -142,7 +145,7 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
       trials[c].stages[space.stage] = space.kept[c].config;
       if (options.modulesOf)
         modules[c] = options.modulesOf(space.kept[c]);
-      stage.timed.push_back({space.kept[c], kUntimed, "not timed: the tuning budget was spent"});
+      stage.timed.push_back({space.kept[c], kUntimed, kBudgetSpent});
     }
     if (n == 0) {
       tuned.stages.push_back(std::move(stage));
@@ -185,7 +188,7 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
     const lower::PassConfig trial = v.apply(tuned.config);
     const Candidate candidate{trial.stages.empty() ? lower::StageConfig{} : trial.stages.front(), v.label};
     if (tuned.stagesMs == kUntimed || !cost.endsBy(options.budgetSeconds)) {
-      tuned.variants.push_back({candidate, kUntimed, "not timed: the tuning budget was spent"});
+      tuned.variants.push_back({candidate, kUntimed, kBudgetSpent});
       continue;
     }
     tuned.variants.push_back(cost.time(candidate, trial, time, check, false));
@@ -202,6 +205,14 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
     }
   }
   return tuned;
+}
+
+bool leftUntimed(const TunedPass &tuned) {
+  const auto untimed = [](const TimedCandidate &t) { return t.failure == kBudgetSpent; };
+  for (const TunedStage &s : tuned.stages)
+    if (std::any_of(s.timed.begin(), s.timed.end(), untimed))
+      return true;
+  return std::any_of(tuned.variants.begin(), tuned.variants.end(), untimed);
 }
 
 std::vector<TuneRecord> recordsOf(const TunedPass &tuned, const TuneKey &base) {

@@ -41,11 +41,16 @@ using PassCheck = std::function<std::string(const lower::PassConfig &config)>;
 using Elapsed = std::function<double()>;
 
 inline constexpr double kUntimed = std::numeric_limits<double>::infinity();
+/// The failure of a candidate the search had no time for.
+inline constexpr const char *kBudgetSpent = "not timed: the tuning budget was spent";
 
 struct TimedCandidate {
   Candidate candidate;
   double ms = kUntimed;
   std::string failure; ///< why it scored infinity (failed, disagreed, or the budget was spent), else empty
+  /// When its check and timing began (the search's clock) and the wall
+  /// seconds they took; 0 for one not timed or answered from memory.
+  double began = 0, seconds = 0;
 };
 
 struct TunedStage {
@@ -65,6 +70,13 @@ struct TunedPass {
   double stagesMs = kUntimed; ///< the per-stage winners together, when variants were timed
 };
 
+/// What a pass's searches have timed: a later search of the pass given it
+/// (one resumed with time left over) answers those configs from it.
+struct SearchMemory {
+  std::vector<std::pair<lower::PassConfig, TimedCandidate>> timed; ///< every config timed, in order
+  double longestSeconds = 0; ///< the longest one check and timing took
+};
+
 struct SearchOptions {
   double budgetSeconds = 3.0; ///< no candidate starts after this; shared by the stages
   /// Seconds one check and timing are expected to take, until one has been
@@ -80,7 +92,13 @@ struct SearchOptions {
   /// Waits at most the given seconds for one more module to compile; false
   /// when none is being compiled. Unset: never waits.
   std::function<bool(double seconds)> waitForProgress;
+  /// The pass's earlier timings, kept up to date by the search. Unset:
+  /// the search's own.
+  SearchMemory *memory = nullptr;
 };
+
+/// Whether a stage or variant of `tuned` was left untimed for want of time.
+bool leftUntimed(const TunedPass &tuned);
 
 TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule, const PassTimer &time,
                      const PassCheck &check, const Elapsed &elapsed, const SearchOptions &options = {},

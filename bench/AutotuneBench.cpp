@@ -53,6 +53,38 @@ std::string winners(const autotune::TunedLayerPass &p) {
   return out;
 }
 
+/// Where a tuning's wall time went: planning, each pass's setup, its
+/// timings (the longest named) and the waits for compiles between them,
+/// and the compiles under way at the end.
+std::string timeline(const autotune::TunedLayer &t) {
+  std::string out = fmt::format("plan {:.2f}", t.planSeconds);
+  for (const autotune::TunedLayerPass &p : t.passes) {
+    double timings = 0;
+    int count = 0;
+    const autotune::TimedCandidate *longest = nullptr;
+    auto add = [&](const autotune::TimedCandidate &c) {
+      if (c.seconds <= 0)
+        return;
+      timings += c.seconds;
+      ++count;
+      if (!longest || c.seconds > longest->seconds)
+        longest = &c;
+    };
+    for (const autotune::TunedStage &s : p.tuned.stages)
+      for (const autotune::TimedCandidate &c : s.timed)
+        add(c);
+    for (const autotune::TimedCandidate &c : p.tuned.variants)
+      add(c);
+    out += fmt::format(" | {}: setup {:.2f}, {} timings {:.2f}", lower::passName(p.pass), p.setupSeconds, count,
+                       timings);
+    if (longest)
+      out += fmt::format(" (longest {:.2f} at {:.2f}: {})", longest->seconds, longest->began,
+                         longest->candidate.label.empty() ? "the stages' winners" : longest->candidate.label);
+    out += fmt::format(", waits {:.2f}", std::max(0.0, p.searchSeconds - timings));
+  }
+  return out + fmt::format(" | stop {:.2f}", t.stopSeconds);
+}
+
 std::string ms(double v) { return v < autotune::kUntimed ? fmt::format("{:9.3f}", v) : "      inf"; }
 
 struct Goals {
@@ -104,7 +136,9 @@ void runCase(const Options &o, const std::string &spec, const graph::Graph &g, e
                 label.c_str(), (long long)(layer.heads * dim), std::string(lower::passName(p.pass)).c_str(),
                 ms(rule).c_str(), ms(best).c_str(), ms(all).c_str(), rule / best, o.exhaustive ? best / all : 0.0,
                 tuned.seconds, compile, timed, total, o.exhaustive ? exhaustive.seconds : 0.0);
-    std::printf("    tuned: %s (setup %.2f s)\n", winners(p).c_str(), p.setupSeconds);
+    std::printf("    tuned: %s\n", winners(p).c_str());
+    if (k == 0)
+      std::printf("    seconds: %s\n", timeline(tuned).c_str());
     if (o.exhaustive)
       std::printf("    exhaustive: %s\n", winners(exhaustive.passes[k]).c_str());
     if (json)
@@ -118,6 +152,8 @@ void runCase(const Options &o, const std::string &spec, const graph::Graph &g, e
                               {"exhaustive_ms", o.exhaustive ? nlohmann::json(all) : nlohmann::json(nullptr)},
                               {"tuning_seconds", tuned.seconds},
                               {"setup_seconds", p.setupSeconds},
+                              {"search_seconds", p.searchSeconds},
+                              {"seconds_spent", timeline(tuned)},
                               {"compile_seconds", compile},
                               {"modules_compiled", tuned.compiling.compiled},
                               {"modules_queued", tuned.compiling.queued},
@@ -128,7 +164,7 @@ void runCase(const Options &o, const std::string &spec, const graph::Graph &g, e
                               {"tuned_winners", winners(p)},
                               {"exhaustive_winners", o.exhaustive ? winners(exhaustive.passes[k]) : ""}}
                    .dump()
-            << "\n";
+            << std::endl; // kept if a later case is cut short
   }
   std::fflush(stdout);
 }

@@ -492,6 +492,14 @@ TEST_CASE("search: the budget is shared by the stages, past it the rest are unti
       if (t.ms == autotune::kUntimed)
         CHECK(t.failure.find("budget") != std::string::npos);
     }
+    // Each timing's wall seconds are kept, 0 for one answered from memory
+    // (a later stage's start) or never started.
+    for (size_t c = 0; c < stage.timed.size(); ++c) {
+      const autotune::TimedCandidate &t = stage.timed[c];
+      CHECK(t.seconds == (t.ms == autotune::kUntimed || (k > 0 && c == 0) ? 0.0 : 1.0));
+      if (t.seconds > 0)
+        CHECK(t.began < budget);
+    }
     const int expected = k == 0 ? 2 : 3; // with the rule's (a later stage's known already)
     CHECK(timed == expected);
     CHECK(untimed == static_cast<int>(stage.timed.size()) - expected);
