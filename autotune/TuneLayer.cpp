@@ -105,6 +105,9 @@ void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, 
           [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); }, search,
           variants[k]);
       p.searchSeconds += clock.seconds() - now;
+      p.timings.clear();
+      for (const auto &[config, timing] : memories[k].timed)
+        p.timings.push_back(timing);
       timer.release(); // its runner's buffers, while another pass runs
     }
   }

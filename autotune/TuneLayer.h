@@ -40,6 +40,8 @@ struct TunedLayerPass {
   /// searches took: timings (each candidate's began and seconds) and waits
   /// for compiles between them.
   double began = 0, searchSeconds = 0;
+  /// Every check and timing the pass's searches ran, in order.
+  std::vector<TimedCandidate> timings;
   /// The pass's ms under the rule's config and under the tuned one (kUntimed
   /// when nothing was timed).
   double ruleMs() const;

@@ -56,6 +56,11 @@ public:
                      [&](size_t a, size_t b) { return groupMs[group_[a]] < groupMs[group_[b]]; });
     return take(others_, ready);
   }
+  /// Takes `c` out of the order.
+  void remove(size_t c) {
+    for (std::vector<size_t> *list : {&firsts_, &others_})
+      list->erase(std::remove(list->begin(), list->end(), c), list->end());
+  }
   /// The next in order, ready or not.
   size_t takeNext() {
     return *take(firsts_.empty() ? others_ : firsts_, [](size_t) { return true; });
@@ -104,7 +109,6 @@ public:
     return t;
   }
 
-private:
   /// What timing `config` gave in this pass, if it was timed.
   const TimedCandidate *known(const lower::PassConfig &config) const {
     for (const auto &[seen, result] : memory_.timed)
@@ -113,6 +117,7 @@ private:
     return nullptr;
   }
 
+private:
   const Elapsed &elapsed_;
   double prior_;
   SearchMemory &memory_;
@@ -160,6 +165,13 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
     stage.timed[0] = cost.time(space.kept[0], trials[0], time, check, true);
     stage.ruleMs = stage.timed[0].ms;
     StageOrder order(modules);
+    // What the pass timed before (a resumed search) is answered first, at no
+    // cost, whatever time is left.
+    for (size_t c = 1; c < n; ++c)
+      if (cost.known(trials[c])) {
+        order.remove(c);
+        stage.timed[c] = cost.time(space.kept[c], trials[c], time, check, false);
+      }
     const auto ready = [&](size_t c) { return !options.compiled || options.compiled(modules[c]); };
     while (!order.empty() && cost.endsBy(deadline)) {
       std::optional<size_t> c = order.takeReady(ready, stage.timed);
@@ -187,7 +199,7 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
   for (const PassVariant &v : variants) {
     const lower::PassConfig trial = v.apply(tuned.config);
     const Candidate candidate{trial.stages.empty() ? lower::StageConfig{} : trial.stages.front(), v.label};
-    if (tuned.stagesMs == kUntimed || !cost.endsBy(options.budgetSeconds)) {
+    if (tuned.stagesMs == kUntimed || !cost.knownOrEndsBy(trial, options.budgetSeconds)) {
       tuned.variants.push_back({candidate, kUntimed, kBudgetSpent});
       continue;
     }

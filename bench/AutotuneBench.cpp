@@ -70,10 +70,7 @@ std::string timeline(const autotune::TunedLayer &t) {
       if (!longest || c.seconds > longest->seconds)
         longest = &c;
     };
-    for (const autotune::TunedStage &s : p.tuned.stages)
-      for (const autotune::TimedCandidate &c : s.timed)
-        add(c);
-    for (const autotune::TimedCandidate &c : p.tuned.variants)
+    for (const autotune::TimedCandidate &c : p.timings)
       add(c);
     out += fmt::format(" | {}: setup {:.2f}, {} timings {:.2f}", lower::passName(p.pass), p.setupSeconds, count,
                        timings);

@@ -198,6 +198,14 @@ lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOpti
     t.paddedDim = headLanes * t.vec;
     group = widestGroup(headLanes);
   }
+  // Wide rows (512 floats or more: 4 heads x 122, padded to 128): half a
+  // warp per tile, two or more tiles a row. The exhaustive search's best on
+  // the H200, GATv2 4 x 122, backward: 16 lanes on grid 1024 (33.0 ms
+  // against 39.9 in a warp), grid 2100 (141 against 169), R-MAT 20 (181
+  // against 202) and tolokers; forward 8 to 32 lanes by graph.
+  const int64_t rowFloats = in.heads * headLanes * t.vec;
+  if (rowFloats >= 512 && group > 16 && headLanes % 16 == 0)
+    group = 16;
   if (options.group > 0 && (options.group % headLanes == 0 || headLanes % options.group == 0))
     group = options.group;
   t.group = t.segmentGroup = group;
@@ -208,12 +216,11 @@ lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOpti
   const int64_t rowChunks = chunksPerHead * ((in.heads + headsPerChunk - 1) / headsPerChunk);
   t.chunks = t.segmentChunks = static_cast<int>(std::max(chunksPerHead, std::min<int64_t>(rowChunks, 8) / chunksPerHead * chunksPerHead));
   t.blockThreads = 256;
-  // Segments of 256 edges, or 64 where each edge carries wide rows: the
+  // Segments of 256 edges, or 64 where each edge carries 512 floats: the
   // exhaustive search's best on the H200 for GATv2 4 x 122 (padded to 128)
-  // had segments of 64 on R-MAT 20 (forward 37.3 ms against 42.3 at 256)
-  // and tolokers, forward and backward; at 4 x 32 and 4 x 8 both lengths won.
-  const int64_t rowFloats = in.heads * t.laneDim(in.dim);
-  t.segmentLength = options.segmentLength > 0 ? options.segmentLength : rowFloats >= 256 ? 64 : 256;
+  // had segments of 64 on R-MAT 20 and tolokers, forward and backward; at
+  // 4 x 32 and 4 x 8 both lengths won.
+  t.segmentLength = options.segmentLength > 0 ? options.segmentLength : rowFloats >= 512 ? 64 : 256;
   // Rows much longer than typical are split into segments, as SpMM's.
   const int64_t median = std::max<int64_t>(1, in.degrees.p50);
   const int64_t threshold = options.heavyThreshold > 0 ? options.heavyThreshold : std::max<int64_t>(128, 4 * median);

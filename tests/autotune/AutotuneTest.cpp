@@ -520,6 +520,50 @@ TEST_CASE("search: the budget is shared by the stages, past it the rest are unti
   CHECK(autotune::replay(s.rule, store.load(), other).fromRecords == 0);
 }
 
+TEST_CASE("search: a resumed search answers what the pass timed from memory, with no time left too, and goes on") {
+  Search s;
+  REQUIRE(s.spaces.size() >= 2);
+  double clock = 0;
+  std::vector<lower::PassConfig> seen;
+  const autotune::PassTimer timer = [&](const lower::PassConfig &c) {
+    CHECK(std::find(seen.begin(), seen.end(), c) == seen.end()); // no config is timed twice, across searches
+    seen.push_back(c);
+    clock += 1.0;
+    return fakeMs(c);
+  };
+  const auto agree = [](const lower::PassConfig &) { return std::string(); };
+  autotune::SearchMemory memory;
+  autotune::SearchOptions o = budgetOnly(4.5);
+  o.memory = &memory;
+  const autotune::TunedPass first = autotune::searchPass(s.spaces, s.rule, timer, agree, [&] { return clock; }, o);
+  REQUIRE(autotune::leftUntimed(first));
+  REQUIRE(memory.timed.size() == seen.size());
+  CHECK(memory.longestSeconds == 1.0);
+  const auto timedCount = [](const autotune::TunedPass &t) {
+    size_t n = 0;
+    for (const autotune::TunedStage &stage : t.stages)
+      for (const autotune::TimedCandidate &c : stage.timed)
+        n += c.ms < autotune::kUntimed ? 1 : 0;
+    return n;
+  };
+  // No time left: the same pass again times nothing and keeps all it knew.
+  o.budgetSeconds = clock;
+  const autotune::TunedPass again = autotune::searchPass(s.spaces, s.rule, timer, agree, [&] { return clock; }, o);
+  CHECK(again.config == first.config);
+  CHECK(timedCount(again) == timedCount(first));
+  for (const autotune::TunedStage &stage : again.stages)
+    for (const autotune::TimedCandidate &c : stage.timed)
+      CHECK(c.seconds == 0.0); // answered from memory
+  // With time: it goes on from there, never slower than before.
+  o.budgetSeconds = clock + 100.0;
+  const size_t before = seen.size();
+  const autotune::TunedPass resumed = autotune::searchPass(s.spaces, s.rule, timer, agree, [&] { return clock; }, o);
+  CHECK(seen.size() > before);
+  CHECK_FALSE(autotune::leftUntimed(resumed));
+  CHECK(timedCount(resumed) > timedCount(first));
+  CHECK(fakeMs(resumed.config) <= fakeMs(first.config));
+}
+
 TEST_CASE("search: before any timing, the timer's estimate decides what starts; the estimate gives way to timings") {
   Search s;
   // An estimate past the whole budget: not even the rule's config starts,
