@@ -15,7 +15,7 @@ namespace gnnjit::autotune {
 
 GpuPassTimer::GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, lower::Pass pass,
                            const lower::PassConfig &rule, int warmup, int reps, runtime::KernelCache *cache)
-    : lowered_(lowered), graph_(graph), pass_(pass), warmup_(warmup), reps_(reps), cache_(cache) {
+    : lowered_(lowered), graph_(graph), pass_(pass), warmup_(warmup), reps_(reps), rule_(rule), cache_(cache) {
   uint64_t seed = 1;
   auto bind = [&](const dsl::InputPtr &in, bool gradient) {
     const exec::DeviceTensor &t = tensors_.add(in->name, ref::bindingRows(*in, graph_.host()), in->shape.size());
@@ -55,6 +55,8 @@ GpuPassTimer::GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph
 double GpuPassTimer::expectedTimingSeconds() const {
   // The check runs the pass once (the backward with a forward), the timing
   // a forward first for the backward, then its warm-ups and runs.
+  if (rulePassMs_ > kVeryLongPassMs)
+    return ruleRunMs_ / 1e3; // the check alone
   const double forwardMs = ruleRunMs_ - rulePassMs_; // before a backward; 0 (and a little) for a forward
   return (ruleRunMs_ + forwardMs + (warmup_ + reps_) * rulePassMs_) / 1e3;
 }
@@ -90,12 +92,15 @@ exec::LayerRunner &GpuPassTimer::runnerFor(const lower::PassConfig &config) {
 }
 
 double GpuPassTimer::time(const lower::PassConfig &config) {
-  // Of a long pass, a candidate whose check ran over kLoserFactor times the
-  // rule's has lost: that run is its time, and the budget goes to others
-  // (a short pass's cold run is no measure: loading its modules can double it).
-  if (rulePassMs_ > kVeryLongPassMs && checkedConfig_ && *checkedConfig_ == config &&
-      checkMs_ > kLoserFactor * rulePassMs_)
-    return checkMs_;
+  // A pass of tens of ms is timed by one run: the rule's at setup, a
+  // candidate's its check (cold, its kernels' first launches: well under a
+  // millisecond here, where a short pass's cold run is no measure).
+  if (rulePassMs_ > kVeryLongPassMs) {
+    if (config == rule_)
+      return rulePassMs_; // its run at setup
+    if (checkedConfig_ && *checkedConfig_ == config)
+      return checkMs_;
+  }
   exec::LayerRunner &runner = runnerFor(config);
   runner.prepare(pass_ == lower::Pass::Backward);
   if (pass_ == lower::Pass::Backward)

@@ -1,8 +1,8 @@
 // The autotuner's timer on the GPU: one pass of a layer on a graph under a
 // given config, with random inputs bound once, timed with CUDA events
 // (warm-up, then the median of several runs; the backward after one forward
-// under the rule's config; long passes by fewer runs; a clear loser by its
-// first warm run, or a long pass's by its check's run alone). Its check runs the config once and compares the
+// under the rule's config; long passes by fewer runs, past 25 ms by its
+// check's run alone; a clear loser by its first warm run). Its check runs the config once and compares the
 // pass's results (outputs, or input gradients) with the rule config's,
 // within 1e-4 relative, on the device (a copy of the rule's results stays
 // there: the pass's outputs once more in device memory). Kernels come
@@ -40,16 +40,15 @@ public:
   /// the search budgets before it has timed one.
   double expectedTimingSeconds() const;
   /// A pass of the rule's config longer than this is timed with at most
-  /// one warm-up and three runs; past kVeryLongPassMs, by one run, warmed by
-  /// the candidate's check (the rule's by setup): at tens of ms a run is
-  /// steady, and more of them would eat the budget.
+  /// one warm-up and three runs; past kVeryLongPassMs, by one run: the
+  /// candidate's check (the rule's second run at setup). At tens of ms a run
+  /// is steady, and more of them would eat the budget (a backward of 200 ms
+  /// after its forward took half a second per timing).
   static constexpr double kLongPassMs = 5.0;
   static constexpr double kVeryLongPassMs = 25.0;
   /// A candidate whose first warm run took this many times the rule's pass
-  /// is not timed further: that run is its time. Past kVeryLongPassMs, its
-  /// check (one cold run) decides the same. One such candidate could
-  /// otherwise spend seconds (a cold run of a short pass is no measure:
-  /// loading its modules can double it).
+  /// is not timed further: that run is its time. One such candidate could
+  /// otherwise spend seconds.
   static constexpr double kLoserFactor = 2.0;
 
 private:
@@ -65,6 +64,7 @@ private:
   exec::DeviceGraph &graph_;
   lower::Pass pass_;
   int warmup_, reps_;
+  lower::PassConfig rule_;
   double ruleRunMs_ = 0;  ///< one run of the rule's config, wall (for the backward, with its forward)
   double rulePassMs_ = 0; ///< the pass alone in that run
   std::optional<lower::PassConfig> checkedConfig_; ///< the last config checked, and its pass's ms then

@@ -129,6 +129,7 @@ lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pas
       in.heads = lanes.heads;
       in.dim = lanes.dim;
       in.aligned = options.aligned;
+      in.backward = pass == lower::Pass::Backward;
       config.stages.emplace_back(chooseAttention(in, options));
       continue;
     }
@@ -198,13 +199,15 @@ lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOpti
     t.paddedDim = headLanes * t.vec;
     group = widestGroup(headLanes);
   }
-  // Wide rows (512 floats or more: 4 heads x 122, padded to 128): half a
-  // warp per tile, two or more tiles a row. The exhaustive search's best on
-  // the H200, GATv2 4 x 122, backward: 16 lanes on grid 1024 (33.0 ms
-  // against 39.9 in a warp), grid 2100 (141 against 169), R-MAT 20 (181
-  // against 202) and tolokers; forward 8 to 32 lanes by graph.
+  // The backward of wide rows (512 floats or more: 4 heads x 122, padded
+  // to 128): half a warp per tile, two or more tiles a row. The exhaustive
+  // search's best on the H200, GATv2 4 x 122: 16 lanes on grid 1024 (33.0
+  // ms against 39.9 in a warp), grid 2100 (141 against 169), R-MAT 20 (181
+  // against 202) and tolokers. The forward's best ranges from 8 lanes
+  // (grids) to a warp (R-MAT: 37 ms, against 56 in 16 lanes).
   const int64_t rowFloats = in.heads * headLanes * t.vec;
-  if (rowFloats >= 512 && group > 16 && headLanes % 16 == 0)
+  const bool wide = rowFloats >= 512;
+  if (wide && in.backward && group > 16 && headLanes % 16 == 0)
     group = 16;
   if (options.group > 0 && (options.group % headLanes == 0 || headLanes % options.group == 0))
     group = options.group;
@@ -220,10 +223,15 @@ lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOpti
   // exhaustive search's best on the H200 for GATv2 4 x 122 (padded to 128)
   // had segments of 64 on R-MAT 20 and tolokers, forward and backward; at
   // 4 x 32 and 4 x 8 both lengths won.
-  t.segmentLength = options.segmentLength > 0 ? options.segmentLength : rowFloats >= 512 ? 64 : 256;
-  // Rows much longer than typical are split into segments, as SpMM's.
+  t.segmentLength = options.segmentLength > 0 ? options.segmentLength : wide ? 64 : 256;
+  // Rows much longer than typical are split into segments, as SpMM's; in
+  // the forward of wide rows, from 32 edges (the exhaustive best on R-MAT
+  // 20, 37.3 ms against 43.8 from 128, and on tolokers), where they are
+  // not typical.
   const int64_t median = std::max<int64_t>(1, in.degrees.p50);
-  const int64_t threshold = options.heavyThreshold > 0 ? options.heavyThreshold : std::max<int64_t>(128, 4 * median);
+  const int64_t threshold = options.heavyThreshold > 0 ? options.heavyThreshold
+                            : wide && !in.backward    ? std::max<int64_t>(32, 2 * median)
+                                                      : std::max<int64_t>(128, 4 * median);
   t.heavyThreshold = in.degrees.max > threshold ? threshold : 0;
   t.fuseBackward = options.fuseAttentionBackward;
   return t;

@@ -81,6 +81,7 @@ struct AttentionInputs {
   DegreeFacts degrees; ///< of the rows the kernel walks
   int64_t heads = 1, dim = 1;
   bool aligned = true; ///< node inputs allow 16-byte vector loads
+  bool backward = false; ///< a stage of the backward pass
 };
 /// The attention kernels' mapping: whole heads per tile, a head's lanes in one group.
 lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOptions &options);
