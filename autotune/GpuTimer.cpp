@@ -101,6 +101,10 @@ double GpuPassTimer::time(const lower::PassConfig &config) {
     if (checkedConfig_ && *checkedConfig_ == config)
       return checkMs_;
   }
+  // A candidate whose check ran far over the rule's pass, more than loading
+  // its kernels explains, has lost: that run is its time.
+  if (checkedConfig_ && *checkedConfig_ == config && checkMs_ > kLoserFactor * rulePassMs_ + kColdMs)
+    return checkMs_;
   exec::LayerRunner &runner = runnerFor(config);
   runner.prepare(pass_ == lower::Pass::Backward);
   if (pass_ == lower::Pass::Backward)

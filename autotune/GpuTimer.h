@@ -48,8 +48,10 @@ public:
   static constexpr double kVeryLongPassMs = 25.0;
   /// A candidate whose first warm run took this many times the rule's pass
   /// is not timed further: that run is its time. One such candidate could
-  /// otherwise spend seconds.
+  /// otherwise spend seconds. Its check's run (cold) decides the same when
+  /// over this many times and kColdMs more (its kernels' first launches).
   static constexpr double kLoserFactor = 2.0;
+  static constexpr double kColdMs = 20.0;
 
 private:
   exec::RunnerOptions optionsFor(const lower::PassConfig &config) const;

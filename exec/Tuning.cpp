@@ -224,13 +224,13 @@ lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOpti
   // had segments of 64 on R-MAT 20 and tolokers, forward and backward; at
   // 4 x 32 and 4 x 8 both lengths won.
   t.segmentLength = options.segmentLength > 0 ? options.segmentLength : wide ? 64 : 256;
-  // Rows much longer than typical are split into segments, as SpMM's; in
-  // the forward of wide rows, from 32 edges (the exhaustive best on R-MAT
-  // 20, 37.3 ms against 43.8 from 128, and on tolokers), where they are
-  // not typical.
+  // Rows much longer than typical are split into segments, as SpMM's;
+  // wide rows from 32 edges, where they are not typical (the exhaustive
+  // best on R-MAT 20: forward 37.3 ms against 43.8 from 128, backward 189
+  // against 200; on tolokers both passes).
   const int64_t median = std::max<int64_t>(1, in.degrees.p50);
   const int64_t threshold = options.heavyThreshold > 0 ? options.heavyThreshold
-                            : wide && !in.backward    ? std::max<int64_t>(32, 2 * median)
+                            : wide                    ? std::max<int64_t>(32, 2 * median)
                                                       : std::max<int64_t>(128, 4 * median);
   t.heavyThreshold = in.degrees.max > threshold ? threshold : 0;
   t.fuseBackward = options.fuseAttentionBackward;
