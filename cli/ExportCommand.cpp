@@ -88,7 +88,8 @@ void addExportCommand(CLI::App &app) {
       ->capture_default_str();
   cmd->add_option("--max-degree", args->maxDegree,
                   "Longest row the tuning rule sees; rows above its heavy-row threshold (128, or 4x the median "
-                  "degree, or 8x the group with --local) give SpMM modules segment and combine entries")
+                  "degree, or 8x the group with --local; attention rows of 512 floats or more: 32, or 2x the "
+                  "median) give the modules segment and combine entries")
       ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()))
       ->capture_default_str();
   cmd->add_option("--median-degree", args->medianDegree,
