@@ -101,6 +101,21 @@ std::string hopeless(const StageConfig &c, const exec::DegreeFacts &degrees, int
   if (t->group * t->vec < 8 && t->chunks >= 4)
     return fmt::format("sub-sector loads: {} lanes x {} floats (under 32 bytes) walk each row in {} chunks", t->group,
                        t->vec, t->chunks);
+  // SpMM and reduction tiles each walk the row's edges once more: a row in
+  // four or more of them re-reads its indices and gathers short pieces of
+  // every neighbour's row (F = 490 in 4 lanes x 2 floats x 8 chunks: 8
+  // tiles). No such tiling was the exhaustive search's best on any of five
+  // graphs at F = 32, 128 or 490 on the H200, and at 490 one check of them
+  // took up to half a second. Attention tiles are whole heads (its own
+  // trade-off: GATv2 4 x 122 won in 4 tiles on grids).
+  if (!std::holds_alternative<lower::AttentionConfig>(c)) {
+    const int64_t perTile = static_cast<int64_t>(t->group) * t->vec * t->chunks;
+    const int64_t tiles = (std::max<int64_t>(width, 1) + perTile - 1) / perTile;
+    if (tiles >= 4)
+      return fmt::format("rows in {} tiles: {} lanes x {} floats x {} chunks cover {} of {} floats, and each tile "
+                         "walks the row's edges again",
+                         tiles, t->group, t->vec, t->chunks, perTile, width);
+  }
   // Splitting typical rows only pays when there are too few rows to fill
   // the GPU (the H200's tuning found heavy > 32 in segments of 64 fastest
   // on tolokers' 11,758 rows of median degree 30); unknown counts are

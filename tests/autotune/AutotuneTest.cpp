@@ -44,9 +44,11 @@ TuneKey someKey(int64_t stage = 0) {
   return k;
 }
 
-lower::LoweredLayer libraryLayer(const std::string &name, int64_t dim, int64_t heads = 1) {
+lower::LoweredLayer libraryLayer(const std::string &name, int64_t dim, int64_t heads = 1,
+                                 const std::string &aggregation = "") {
   layers::LayerOptions o;
   o.dim = dim;
+  o.aggregation = aggregation;
   if (layers::takes(layers::findLayer(name), layers::Knob::Heads))
     o.heads = heads;
   return lower::lowerLayer(layers::buildLayer(name, o));
@@ -241,6 +243,45 @@ TEST_CASE("candidates: tilings whose row loads fill less than a sector, in many 
         subSector |= p.why.find("sub-sector loads") == 0;
       CHECK(subSector);
     }
+}
+
+TEST_CASE("candidates: SpMM and reduction tilings that cover a row in four or more tiles are pruned") {
+  const exec::GraphFacts facts = skewedFacts(100, 100000);
+  const auto tilesOf = [](const lower::RowTiling &t, int64_t width) {
+    const int64_t perTile = static_cast<int64_t>(t.group) * t.vec * t.chunks;
+    return (width + perTile - 1) / perTile;
+  };
+  for (const auto &[name, aggregation] : {std::pair{"gcn", ""}, std::pair{"sage", "max"}})
+    for (int64_t width : {32, 128, 490}) {
+      bool pruned = false;
+      for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward})
+        for (const auto &s :
+             autotune::candidateSpaces(libraryLayer(name, width, 1, aggregation), pass, facts, {}, false)) {
+          for (size_t k = 1; k < s.kept.size(); ++k)
+            std::visit(
+                [&](const auto &config) {
+                  using Config = std::decay_t<decltype(config)>;
+                  if constexpr (std::is_same_v<Config, lower::SpmmConfig>)
+                    if (config.backend == lower::SpmmConfig::Backend::Cusparse)
+                      return; // no tiles
+                  if constexpr (std::is_base_of_v<lower::RowTiling, Config>)
+                    CHECK(tilesOf(config, width) < 4);
+                },
+                s.kept[k].config);
+          for (const autotune::PrunedCandidate &p : s.pruned)
+            pruned |= p.why.find("tiles") != std::string::npos;
+        }
+      // At 490 floats the knob grid's narrow groups (4 lanes x 2 x 8 = 64 floats) take 8 tiles.
+      if (width == 490)
+        CHECK(pruned);
+    }
+  // Attention keeps its tiles of whole heads: GATv2 4 x 122 in 8 lanes (4 tiles) stays a candidate.
+  bool fourTiles = false;
+  for (const auto &s : autotune::candidateSpaces(libraryLayer("gatv2", 122, 4), lower::Pass::Forward, facts, {}, false))
+    for (const autotune::Candidate &c : s.kept)
+      if (const auto *a = std::get_if<lower::AttentionConfig>(&c.config))
+        fourTiles |= a->group == 8;
+  CHECK(fourTiles);
 }
 
 TEST_CASE("candidates: splitting typical rows is pruned only when the rows fill the GPU") {
