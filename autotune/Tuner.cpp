@@ -10,14 +10,18 @@ namespace {
 
 /// ms of `config`, or kUntimed with why: it throws, or disagrees with the rule.
 TimedCandidate timeOne(const Candidate &candidate, const lower::PassConfig &config, const PassTimer &time,
-                       const PassCheck &check, bool isRule) {
+                       const PassCheck &check, const Elapsed &elapsed, bool isRule) {
   TimedCandidate t{candidate, kUntimed, ""};
   try {
-    if (!isRule)
-      if (std::string why = check(config); !why.empty()) {
+    if (!isRule) {
+      const double began = elapsed();
+      const std::string why = check(config);
+      t.checkSeconds = elapsed() - began;
+      if (!why.empty()) {
         t.failure = "disagrees with the rule's config: " + why;
         return t;
       }
+    }
     t.ms = time(config);
   } catch (const std::exception &e) {
     t.failure = std::string("failed: ") + e.what();
@@ -101,7 +105,7 @@ public:
     if (const TimedCandidate *result = known(config))
       return {candidate, result->ms, result->failure};
     const double began = elapsed_();
-    TimedCandidate t = timeOne(candidate, config, timer, check, isRule);
+    TimedCandidate t = timeOne(candidate, config, timer, check, elapsed_, isRule);
     t.began = began;
     t.seconds = elapsed_() - began;
     memory_.longestSeconds = std::max(memory_.longestSeconds, t.seconds);

@@ -49,8 +49,9 @@ struct TimedCandidate {
   double ms = kUntimed;
   std::string failure; ///< why it scored infinity (failed, disagreed, or the budget was spent), else empty
   /// When its check and timing began (the search's clock) and the wall
-  /// seconds they took; 0 for one not timed or answered from memory.
-  double began = 0, seconds = 0;
+  /// seconds they took, and of them its check's (making its runner, one
+  /// cold run, the comparison); 0 for one not timed or answered from memory.
+  double began = 0, seconds = 0, checkSeconds = 0;
 };
 
 struct TunedStage {

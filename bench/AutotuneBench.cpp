@@ -75,7 +75,8 @@ std::string timeline(const autotune::TunedLayer &t) {
     out += fmt::format(" | {}: setup {:.2f}, {} timings {:.2f}", lower::passName(p.pass), p.setupSeconds, count,
                        timings);
     if (longest)
-      out += fmt::format(" (longest {:.2f} at {:.2f}: {})", longest->seconds, longest->began,
+      out += fmt::format(" (longest {:.2f}, its check {:.2f}, at {:.2f}: {})", longest->seconds,
+                         longest->checkSeconds, longest->began,
                          longest->candidate.label.empty() ? "the stages' winners" : longest->candidate.label);
     out += fmt::format(", waits {:.2f}", std::max(0.0, p.searchSeconds - timings));
   }

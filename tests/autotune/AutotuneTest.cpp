@@ -572,14 +572,19 @@ TEST_CASE("search: a resumed search answers what the pass timed from memory, wit
     clock += 1.0;
     return fakeMs(c);
   };
-  const auto agree = [](const lower::PassConfig &) { return std::string(); };
+  const auto agree = [&](const lower::PassConfig &) {
+    clock += 0.25; // a check: a quarter of a timing
+    return std::string();
+  };
   autotune::SearchMemory memory;
   autotune::SearchOptions o = budgetOnly(4.5);
   o.memory = &memory;
   const autotune::TunedPass first = autotune::searchPass(s.spaces, s.rule, timer, agree, [&] { return clock; }, o);
   REQUIRE(autotune::leftUntimed(first));
   REQUIRE(memory.timed.size() == seen.size());
-  CHECK(memory.longestSeconds == 1.0);
+  CHECK(memory.longestSeconds == 1.25);
+  for (const auto &[config, t] : memory.timed) // the rule's config is timed unchecked
+    CHECK(t.checkSeconds == (config == s.rule ? 0.0 : 0.25));
   const auto timedCount = [](const autotune::TunedPass &t) {
     size_t n = 0;
     for (const autotune::TunedStage &stage : t.stages)
@@ -596,7 +601,7 @@ TEST_CASE("search: a resumed search answers what the pass timed from memory, wit
     for (const autotune::TimedCandidate &c : stage.timed)
       CHECK(c.seconds == 0.0); // answered from memory
   // With time: it goes on from there, never slower than before.
-  o.budgetSeconds = clock + 100.0;
+  o.budgetSeconds = clock + 1000.0;
   const size_t before = seen.size();
   const autotune::TunedPass resumed = autotune::searchPass(s.spaces, s.rule, timer, agree, [&] { return clock; }, o);
   CHECK(seen.size() > before);
