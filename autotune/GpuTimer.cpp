@@ -87,6 +87,7 @@ exec::LayerRunner &GpuPassTimer::runnerFor(const lower::PassConfig &config) {
     lastRunner_.reset(); // its buffers first
     lastRunner_ = std::make_unique<exec::LayerRunner>(lowered_, graph_, optionsFor(config));
     lastConfig_ = config;
+    lastCheckMs_.reset(); // a new runner, not checked yet
   }
   return *lastRunner_;
 }
@@ -95,16 +96,13 @@ double GpuPassTimer::time(const lower::PassConfig &config) {
   // A pass of tens of ms is timed by one run: the rule's at setup, a
   // candidate's its check (cold, its kernels' first launches: well under a
   // millisecond here, where a short pass's cold run is no measure).
-  if (rulePassMs_ > kVeryLongPassMs) {
-    if (config == rule_)
-      return rulePassMs_; // its run at setup
-    if (checkedConfig_ && *checkedConfig_ == config)
-      return checkMs_;
-  }
   // A candidate whose check ran far over the rule's pass, more than loading
-  // its kernels explains, has lost: that run is its time.
-  if (checkedConfig_ && *checkedConfig_ == config && checkMs_ > kLoserFactor * rulePassMs_ + kColdMs)
-    return checkMs_;
+  // its kernels explains, has lost: that run is its time too.
+  if (rulePassMs_ > kVeryLongPassMs && config == rule_)
+    return rulePassMs_; // its run at setup
+  const bool checked = lastRunner_ && lastConfig_ == config && lastCheckMs_;
+  if (checked && (rulePassMs_ > kVeryLongPassMs || *lastCheckMs_ > kLoserFactor * rulePassMs_ + kColdMs))
+    return *lastCheckMs_;
   exec::LayerRunner &runner = runnerFor(config);
   runner.prepare(pass_ == lower::Pass::Backward);
   if (pass_ == lower::Pass::Backward)
@@ -128,8 +126,9 @@ double GpuPassTimer::time(const lower::PassConfig &config) {
 }
 
 std::string GpuPassTimer::check(const lower::PassConfig &config) {
-  const exec::DeviceTensors &results = runOnce(runnerFor(config), &checkMs_);
-  checkedConfig_ = config;
+  double ms = 0;
+  const exec::DeviceTensors &results = runOnce(runnerFor(config), &ms);
+  lastCheckMs_ = ms;
   std::string worst;
   double worstError = 0;
   for (const auto &[name, expected] : expected_.views()) {

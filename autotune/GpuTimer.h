@@ -35,7 +35,10 @@ public:
   std::string check(const lower::PassConfig &config);
   /// Frees the device memory of the last config's runner (a later timing
   /// makes it anew); the inputs and the rule's results stay.
-  void release() { lastRunner_.reset(); }
+  void release() {
+    lastRunner_.reset();
+    lastCheckMs_.reset();
+  }
   /// Seconds one candidate's check and timing are expected to take: what
   /// the search budgets before it has timed one.
   double expectedTimingSeconds() const;
@@ -69,14 +72,13 @@ private:
   lower::PassConfig rule_;
   double ruleRunMs_ = 0;  ///< one run of the rule's config, wall (for the backward, with its forward)
   double rulePassMs_ = 0; ///< the pass alone in that run
-  std::optional<lower::PassConfig> checkedConfig_; ///< the last config checked, and its pass's ms then
-  double checkMs_ = 0;
   runtime::KernelCache *cache_;
   exec::OwnedTensors tensors_;
   exec::DeviceTensors forwardInputs_, backwardInputs_;
   exec::OwnedTensors expected_; ///< the rule config's results, on the device
   lower::PassConfig lastConfig_;
   std::unique_ptr<exec::LayerRunner> lastRunner_;
+  std::optional<double> lastCheckMs_; ///< the pass's ms in the check of the last runner's config, once checked
 };
 
 } // namespace gnnjit::autotune

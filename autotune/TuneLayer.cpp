@@ -59,7 +59,6 @@ void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, 
                   const Stopwatch &clock, const std::array<std::vector<PassVariant>, 2> &variants,
                   const std::array<double, 2> &shares, Precompiler &compiler, std::vector<TunedLayerPass> &passes) {
   std::array<std::unique_ptr<GpuPassTimer>, 2> timers;
-  std::array<SearchMemory, 2> memories;
   for (const bool resumed : {false, true}) {
     std::vector<size_t> todo;
     for (size_t k = 0; k < passes.size(); ++k)
@@ -99,15 +98,12 @@ void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, 
       };
       search.compiled = [&](const std::vector<std::string> &keys) { return compiler.compiled(keys); };
       search.waitForProgress = [&](double seconds) { return compiler.waitForProgress(seconds); };
-      search.memory = &memories[k];
+      search.memory = &p.memory;
       p.tuned = searchPass(
           p.spaces, p.rule, [&](const lower::PassConfig &c) { return timer.time(c); },
           [&](const lower::PassConfig &c) { return timer.check(c); }, [&] { return clock.seconds(); }, search,
           variants[k]);
       p.searchSeconds += clock.seconds() - now;
-      p.timings.clear();
-      for (const auto &[config, timing] : memories[k].timed)
-        p.timings.push_back(timing);
       timer.release(); // its runner's buffers, while another pass runs
     }
   }

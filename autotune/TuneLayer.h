@@ -7,8 +7,8 @@
 // stages and variants): no candidate, rule or compile starts unless it is
 // expected to end within it (a pass with no time left keeps the rule,
 // untimed). A pass whose part ran out with candidates untimed (it waited
-// for their compiles) resumes with the time the others left. What `gnnjit tune` and bench_autotune run; recording the
-// winners is the caller's.
+// for their compiles) resumes with the time the others left. What `gnnjit
+// tune` and bench_autotune run; recording the winners is the caller's.
 #pragma once
 
 #include "autotune/Candidates.h"
@@ -40,8 +40,9 @@ struct TunedLayerPass {
   /// searches took: timings (each candidate's began and seconds) and waits
   /// for compiles between them.
   double began = 0, searchSeconds = 0;
-  /// Every check and timing the pass's searches ran, in order.
-  std::vector<TimedCandidate> timings;
+  /// Every check and timing the pass's searches ran, in order (what a
+  /// resumed search answers from).
+  SearchMemory memory;
   /// The pass's ms under the rule's config and under the tuned one (kUntimed
   /// when nothing was timed).
   double ruleMs() const;

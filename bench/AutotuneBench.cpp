@@ -70,7 +70,7 @@ std::string timeline(const autotune::TunedLayer &t) {
       if (!longest || c.seconds > longest->seconds)
         longest = &c;
     };
-    for (const autotune::TimedCandidate &c : p.timings)
+    for (const auto &[config, c] : p.memory.timed)
       add(c);
     out += fmt::format(" | {}: setup {:.2f}, {} timings {:.2f}", lower::passName(p.pass), p.setupSeconds, count,
                        timings);
