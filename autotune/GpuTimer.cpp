@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace gnnjit::autotune {
 
@@ -42,6 +43,8 @@ GpuPassTimer::GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph
     warmup_ = 0;
     reps_ = 1;
   }
+  if (rulePassMs_ < kShortSpanMs)
+    runsPerEvent_ = static_cast<int>(std::ceil(kShortSpanMs / std::max(rulePassMs_, kShortSpanMs / 64)));
   for (const auto &[name, t] : *results) {
     // Kept on the device: candidates are compared there, in milliseconds
     // where a host copy of a large result took seconds per candidate.
@@ -58,7 +61,7 @@ double GpuPassTimer::expectedTimingSeconds() const {
   if (rulePassMs_ > kVeryLongPassMs)
     return ruleRunMs_ / 1e3; // the check alone
   const double forwardMs = ruleRunMs_ - rulePassMs_; // before a backward; 0 (and a little) for a forward
-  return (ruleRunMs_ + forwardMs + (warmup_ + reps_) * rulePassMs_) / 1e3;
+  return (ruleRunMs_ + forwardMs + (warmup_ + reps_) * runsPerEvent_ * rulePassMs_) / 1e3;
 }
 
 exec::RunnerOptions GpuPassTimer::optionsFor(const lower::PassConfig &config) const {
@@ -108,21 +111,23 @@ double GpuPassTimer::time(const lower::PassConfig &config) {
   if (pass_ == lower::Pass::Backward)
     runner.forward(forwardInputs_); // what the backward reads
   const auto run = [&] {
-    if (pass_ == lower::Pass::Forward)
-      runner.forward(forwardInputs_);
-    else
-      runner.backward(backwardInputs_);
+    for (int i = 0; i < runsPerEvent_; ++i)
+      if (pass_ == lower::Pass::Forward)
+        runner.forward(forwardInputs_);
+      else
+        runner.backward(backwardInputs_);
   };
+  const double runs = runsPerEvent_;
   if (warmup_ == 0)
-    return runtime::medianMs(run, 0, reps_);
+    return runtime::medianMs(run, 0, reps_) / runs;
   // The first warm-up is timed: a candidate over kLoserFactor times the
   // rule's pass there has lost, and that run is its time (a loser many
   // times slower than the rule spent most of a short pass's budget on its
   // warm-ups and runs).
-  const double first = runtime::medianMs(run, 0, 1);
+  const double first = runtime::medianMs(run, 0, 1) / runs;
   if (first > kLoserFactor * rulePassMs_)
     return first;
-  return runtime::medianMs(run, warmup_ - 1, reps_);
+  return runtime::medianMs(run, warmup_ - 1, reps_) / runs;
 }
 
 std::string GpuPassTimer::check(const lower::PassConfig &config) {

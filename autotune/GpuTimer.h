@@ -2,7 +2,8 @@
 // given config, with random inputs bound once, timed with CUDA events
 // (warm-up, then the median of several runs; the backward after one forward
 // under the rule's config; long passes by fewer runs, past 25 ms by its
-// check's run alone; a clear loser by its first warm run). Its check runs the config once and compares the
+// check's run alone; a clear loser by its first warm run; a pass of tens of
+// microseconds by runs back to back). Its check runs the config once and compares the
 // pass's results (outputs, or input gradients) with the rule config's,
 // within 1e-4 relative, on the device (a copy of the rule's results stays
 // there: the pass's outputs once more in device memory). Kernels come
@@ -54,6 +55,11 @@ public:
   /// otherwise spend seconds. Its check's run (cold) decides the same when
   /// over this many times and kColdMs more (its kernels' first launches).
   static constexpr double kLoserFactor = 2.0;
+  /// A pass of the rule's config shorter than this is run back to back
+  /// between each pair of events until they span about this long: one run
+  /// of tens of microseconds is timed to a few percent only (tolokers' GCN
+  /// forward at F = 32 came out 5 % off its exhaustive best, its twin).
+  static constexpr double kShortSpanMs = 0.5;
   static constexpr double kColdMs = 20.0;
 
 private:
@@ -72,6 +78,7 @@ private:
   lower::PassConfig rule_;
   double ruleRunMs_ = 0;  ///< one run of the rule's config, wall (for the backward, with its forward)
   double rulePassMs_ = 0; ///< the pass alone in that run
+  int runsPerEvent_ = 1;  ///< runs back to back between a timing's events
   runtime::KernelCache *cache_;
   exec::OwnedTensors tensors_;
   exec::DeviceTensors forwardInputs_, backwardInputs_;

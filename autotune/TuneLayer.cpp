@@ -50,45 +50,63 @@ TunedPass untimedPass(const TunedLayerPass &p, const std::vector<PassVariant> &v
       [&] { return clock.seconds(); }, none, variants);
 }
 
-/// Each pass's search in turn, timing on the GPU what `compiler` has
-/// compiled, each with its share of the time left; then, while time is
-/// left, once more for each pass whose share ran out first (waiting for
-/// compiles, most often), resumed from what it timed. A pass begun past
-/// the budget keeps the rule, untimed.
+/// The checks and timings a first search of `p` would run: every candidate
+/// of its stages, and its variants with the winners together.
+size_t timingsOf(const TunedLayerPass &p, const std::vector<PassVariant> &variants) {
+  size_t n = variants.empty() ? 0 : variants.size() + 1;
+  for (const StageSpace &space : p.spaces)
+    n += space.kept.size();
+  return n;
+}
+
+/// Each pass's timer is set up first (the backward's first, released
+/// after, so the forward's stays warm), as its rule's run tells how long a
+/// timing takes. Then each pass's search in turn, timing on the GPU what
+/// `compiler` has compiled, each with its part of the time left by its
+/// need (shareByNeed: its timings by their expected seconds); then, while
+/// time is left, once more for each pass whose part ran out first
+/// (waiting for compiles, most often), resumed from what it timed. A pass
+/// set up past the budget keeps the rule, untimed.
 void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const LayerTuneOptions &options,
                   const Stopwatch &clock, const std::array<std::vector<PassVariant>, 2> &variants,
-                  const std::array<double, 2> &shares, Precompiler &compiler, std::vector<TunedLayerPass> &passes) {
+                  Precompiler &compiler, std::vector<TunedLayerPass> &passes) {
   std::array<std::unique_ptr<GpuPassTimer>, 2> timers;
+  for (size_t k = passes.size(); k-- > 0;) {
+    TunedLayerPass &p = passes[k];
+    p.began = clock.seconds();
+    if (p.began >= options.budgetSeconds) {
+      p.tuned = untimedPass(p, variants[k], clock, options.budgetSeconds);
+      continue;
+    }
+    timers[k] = std::make_unique<GpuPassTimer>(lowered, graph, p.pass, p.rule, options.warmup, options.reps,
+                                               options.cache);
+    p.setupSeconds = clock.seconds() - p.began;
+    if (k > 0)
+      timers[k]->release(); // its runner's buffers, until its search
+  }
   for (const bool resumed : {false, true}) {
     std::vector<size_t> todo;
     for (size_t k = 0; k < passes.size(); ++k)
-      if (!resumed || (timers[k] && leftUntimed(passes[k].tuned)))
+      if (timers[k] && (!resumed || leftUntimed(passes[k].tuned)))
         todo.push_back(k);
     for (size_t i = 0; i < todo.size(); ++i) {
       const size_t k = todo[i];
       TunedLayerPass &p = passes[k];
-      if (!resumed)
-        p.began = clock.seconds();
-      if (clock.seconds() >= options.budgetSeconds) {
-        if (!resumed)
+      GpuPassTimer &timer = *timers[k];
+      const double now = clock.seconds(), left = std::max(0.0, options.budgetSeconds - now);
+      if (left <= 0) {
+        if (!resumed) // a pass not searched keeps the rule, untimed
           p.tuned = untimedPass(p, variants[k], clock, options.budgetSeconds);
         continue;
       }
-      if (!timers[k]) {
-        timers[k] = std::make_unique<GpuPassTimer>(lowered, graph, p.pass, p.rule, options.warmup, options.reps,
-                                                   options.cache);
-        p.setupSeconds = clock.seconds() - p.began;
+      std::vector<double> needs;
+      for (size_t j = i; j < todo.size(); ++j) {
+        const TunedLayerPass &q = passes[todo[j]];
+        const double each = std::max(timers[todo[j]]->expectedTimingSeconds(), q.memory.longestSeconds);
+        needs.push_back(each * static_cast<double>(resumed ? untimedCount(q.tuned) : timingsOf(q, variants[todo[j]])));
       }
-      GpuPassTimer &timer = *timers[k];
-      // The pass's part of what is left once its rule runs (its kernels
-      // compiled first): the forward's setup waits for NVRTC, which the
-      // backward's, later, seldom does.
-      const double now = clock.seconds(), left = std::max(0.0, options.budgetSeconds - now);
-      double sharesLeft = 0;
-      for (size_t j = i; j < todo.size(); ++j)
-        sharesLeft += shares[todo[j]];
       SearchOptions search;
-      search.budgetSeconds = i + 1 == todo.size() ? options.budgetSeconds : now + left * shares[k] / sharesLeft;
+      search.budgetSeconds = i + 1 == todo.size() ? options.budgetSeconds : now + shareByNeed(needs, left).front();
       search.expectedTimingSeconds = timer.expectedTimingSeconds();
       search.modulesOf = [&](const Candidate &c) {
         std::vector<std::string> keys;
@@ -135,7 +153,6 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
       compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, p.rule));
     }
     std::array<std::vector<PassVariant>, passes.size()> variants;
-    std::array<double, passes.size()> shares{}; // a pass's stages, and its variants as one more
     for (size_t k = 0; k < passes.size(); ++k) {
       TunedLayerPass &p = out.passes[k];
       p.spaces = candidateSpaces(lowered, p.pass, facts, exec::RuleOptions{}, options.exhaustive);
@@ -144,10 +161,9 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
       variants[k] = passVariants(p.pass, p.rule);
       for (const PassVariant &v : variants[k])
         compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, v.apply(p.rule)));
-      shares[k] = static_cast<double>(p.spaces.size() + (variants[k].empty() ? 0 : 1));
     }
     out.planSeconds = clock.seconds();
-    searchPasses(lowered, graph, options, clock, variants, shares, compiler, out.passes);
+    searchPasses(lowered, graph, options, clock, variants, compiler, out.passes);
     stopped = clock.seconds();
     compiler.stop();
     out.compiling = compiler.report();

@@ -223,12 +223,29 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
   return tuned;
 }
 
-bool leftUntimed(const TunedPass &tuned) {
+size_t untimedCount(const TunedPass &tuned) {
   const auto untimed = [](const TimedCandidate &t) { return t.failure == kBudgetSpent; };
+  auto n = static_cast<size_t>(std::count_if(tuned.variants.begin(), tuned.variants.end(), untimed));
   for (const TunedStage &s : tuned.stages)
-    if (std::any_of(s.timed.begin(), s.timed.end(), untimed))
-      return true;
-  return std::any_of(tuned.variants.begin(), tuned.variants.end(), untimed);
+    n += static_cast<size_t>(std::count_if(s.timed.begin(), s.timed.end(), untimed));
+  return n;
+}
+
+bool leftUntimed(const TunedPass &tuned) { return untimedCount(tuned) > 0; }
+
+std::vector<double> shareByNeed(const std::vector<double> &needs, double left) {
+  std::vector<size_t> order(needs.size());
+  for (size_t k = 0; k < order.size(); ++k)
+    order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return needs[a] < needs[b]; });
+  std::vector<double> shares(needs.size(), 0.0);
+  double rest = std::max(0.0, left);
+  for (size_t j = 0; j < order.size(); ++j) {
+    const size_t k = order[j];
+    shares[k] = j + 1 == order.size() ? rest : std::min(std::max(0.0, needs[k]), rest / static_cast<double>(order.size() - j));
+    rest -= shares[k];
+  }
+  return shares;
 }
 
 std::vector<TuneRecord> recordsOf(const TunedPass &tuned, const TuneKey &base) {

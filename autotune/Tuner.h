@@ -100,6 +100,17 @@ struct SearchOptions {
 
 /// Whether a stage or variant of `tuned` was left untimed for want of time.
 bool leftUntimed(const TunedPass &tuned);
+/// How many candidates and variants of `tuned` were left untimed for want of time.
+size_t untimedCount(const TunedPass &tuned);
+
+/// The seconds of `left` each pass gets, given the seconds each would need
+/// to time all its candidates: a pass needing less than an equal part of
+/// what the others have not taken gets its need, and the pass needing most
+/// gets the rest (so a pass with few candidates is searched whole and one
+/// with many gets what the others leave; by counts of stages alone, a
+/// forward of one stage got a fifth of the budget beside a backward of three
+/// stages and a variant, and timed 3 of its 8 candidates).
+std::vector<double> shareByNeed(const std::vector<double> &needs, double left);
 
 TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule, const PassTimer &time,
                      const PassCheck &check, const Elapsed &elapsed, const SearchOptions &options = {},

@@ -581,6 +581,9 @@ TEST_CASE("search: a resumed search answers what the pass timed from memory, wit
   o.memory = &memory;
   const autotune::TunedPass first = autotune::searchPass(s.spaces, s.rule, timer, agree, [&] { return clock; }, o);
   REQUIRE(autotune::leftUntimed(first));
+  size_t candidates = 0;
+  for (const auto &space : s.spaces)
+    candidates += space.kept.size();
   REQUIRE(memory.timed.size() == seen.size());
   CHECK(memory.longestSeconds == 1.25);
   for (const auto &[config, t] : memory.timed) // the rule's config is timed unchecked
@@ -592,6 +595,7 @@ TEST_CASE("search: a resumed search answers what the pass timed from memory, wit
         n += c.ms < autotune::kUntimed ? 1 : 0;
     return n;
   };
+  CHECK(autotune::untimedCount(first) + timedCount(first) == candidates); // each timed, or left
   // No time left: the same pass again times nothing and keeps all it knew.
   o.budgetSeconds = clock;
   const autotune::TunedPass again = autotune::searchPass(s.spaces, s.rule, timer, agree, [&] { return clock; }, o);
@@ -608,6 +612,28 @@ TEST_CASE("search: a resumed search answers what the pass timed from memory, wit
   CHECK_FALSE(autotune::leftUntimed(resumed));
   CHECK(timedCount(resumed) > timedCount(first));
   CHECK(fakeMs(resumed.config) <= fakeMs(first.config));
+}
+
+TEST_CASE("the passes share the budget by need: one needing less than an equal part gets its need") {
+  using autotune::shareByNeed;
+  // A forward of 8 timings of 0.13 s beside a backward of 24: the forward
+  // is searched whole, the backward gets the rest.
+  const std::vector<double> er = shareByNeed({8 * 0.13, 24 * 0.13}, 2.3);
+  CHECK(er[0] == doctest::Approx(1.04));
+  CHECK(er[1] == doctest::Approx(1.26));
+  // Both needing more than half: halves. Both less: the larger need gets the rest.
+  CHECK(shareByNeed({5.0, 4.0}, 3.0) == std::vector<double>{1.5, 1.5});
+  const std::vector<double> small = shareByNeed({0.5, 0.2}, 3.0);
+  CHECK(small[1] == doctest::Approx(0.2));
+  CHECK(small[0] == doctest::Approx(2.8));
+  // Three passes, in any order; nothing left, nothing shared; no need, no time but the rest.
+  const std::vector<double> three = shareByNeed({2.0, 0.3, 2.0}, 3.0);
+  CHECK(three[1] == doctest::Approx(0.3));
+  CHECK(three[0] == doctest::Approx(1.35));
+  CHECK(three[2] == doctest::Approx(1.35));
+  CHECK(shareByNeed({1.0, 2.0}, -1.0) == std::vector<double>{0.0, 0.0});
+  CHECK(shareByNeed({0.0, 0.0}, 2.0) == std::vector<double>{0.0, 2.0});
+  CHECK(shareByNeed({}, 2.0).empty());
 }
 
 TEST_CASE("search: before any timing, the timer's estimate decides what starts; the estimate gives way to timings") {
