@@ -135,6 +135,35 @@ std::string stageText(const lower::AggregationStage &s) {
                      dsl::shapeText(s.aggregate->shape()), lower::familyName(s.family));
 }
 
+/// Per stage the rule's plan runs in one edge loop with an earlier one,
+/// that earlier stage (the first of the loop's stages).
+std::map<size_t, size_t> sharedLoopFirsts(const lower::LoweredLayer &lowered, lower::Pass pass,
+                                          const lower::PassConfig &rule,
+                                          const std::vector<lower::AggregationStage> &stages) {
+  std::map<size_t, size_t> firsts;
+  exec::Program program;
+  try {
+    program = exec::planProgram(lowered, pass, rule);
+  } catch (const std::exception &) {
+    return firsts; // the rule's own refusal is reported with its candidates
+  }
+  for (const lower::Step &step : program.plan.steps) {
+    const auto *a = std::get_if<lower::AttentionStep>(&step);
+    if (!a)
+      continue;
+    std::vector<size_t> members;
+    for (const lower::AttentionOutput &o : a->outputs)
+      for (size_t k = 0; k < stages.size(); ++k)
+        if (stages[k].aggregate == o.stage.aggregate)
+          members.push_back(k);
+    std::sort(members.begin(), members.end());
+    for (size_t m = 1; m < members.size(); ++m)
+      if (members[m] != members.front())
+        firsts[members[m]] = members.front();
+  }
+  return firsts;
+}
+
 } // namespace
 
 std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lower::Pass pass,
@@ -145,13 +174,19 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
   std::vector<lower::PassConfig> answers;
   for (const exec::RuleOptions &o : knobGrid(options))
     answers.push_back(exec::ruleConfig(lowered, pass, facts, o));
+  const std::map<size_t, size_t> tiedTo = sharedLoopFirsts(lowered, pass, rule, stages);
   std::vector<StageSpace> spaces;
   for (size_t k = 0; k < stages.size(); ++k) {
-    if (std::holds_alternative<std::monostate>(rule.stages[k]))
+    if (std::holds_alternative<std::monostate>(rule.stages[k]) || tiedTo.count(k))
       continue;
     StageSpace space;
     space.stage = k;
     space.what = stageText(stages[k]);
+    for (const auto &[later, first] : tiedTo)
+      if (first == k) {
+        space.tied.push_back(later);
+        space.what += " with " + stageText(stages[later]);
+      }
     space.rule = {rule.stages[k], configLabel(rule.stages[k])};
     std::vector<StageConfig> configs{rule.stages[k]};
     for (const lower::PassConfig &a : answers) {
@@ -190,8 +225,7 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
     };
     std::vector<Planned> planned(toPlan.size());
     llvm::parallelForEachN(0, toPlan.size(), [&](size_t i) {
-      lower::PassConfig trial = rule;
-      trial.stages[k] = toPlan[i].config;
+      const lower::PassConfig trial = space.with(rule, toPlan[i].config);
       try {
         exec::Program program = exec::planProgram(lowered, pass, trial);
         planned[i].plan = program.plan.describe();
@@ -228,6 +262,13 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
   return spaces;
 }
 
+lower::PassConfig StageSpace::with(lower::PassConfig config, const StageConfig &c) const {
+  config.stages[stage] = c;
+  for (size_t k : tied)
+    config.stages[k] = c;
+  return config;
+}
+
 std::vector<PassVariant> passVariants(lower::Pass pass, const lower::PassConfig &rule) {
   std::vector<PassVariant> variants;
   const auto attention = std::find_if(rule.stages.begin(), rule.stages.end(), [](const StageConfig &s) {
@@ -250,10 +291,8 @@ std::vector<PassVariant> passVariants(lower::Pass pass, const lower::PassConfig 
 std::vector<lower::PassConfig> trialConfigs(const std::vector<StageSpace> &spaces, const lower::PassConfig &rule) {
   std::vector<lower::PassConfig> trials;
   for (const StageSpace &s : spaces)
-    for (const Candidate &c : s.kept) {
-      trials.push_back(rule);
-      trials.back().stages[s.stage] = c.config;
-    }
+    for (const Candidate &c : s.kept)
+      trials.push_back(s.with(rule, c.config));
   return trials;
 }
 

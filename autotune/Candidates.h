@@ -39,13 +39,19 @@ struct PrunedCandidate {
   std::string why;
 };
 
-/// One stage's space.
+/// One stage's space. Stages the rule's plan runs in one edge loop with it
+/// (the fused attention backward's sums over in-edges and over all edges)
+/// are tied to it: each candidate sets them all, as they fuse only while
+/// their configs agree (a search of each alone never saw a change pay).
 struct StageSpace {
   size_t stage = 0;
+  std::vector<size_t> tied; ///< later stages that take this stage's config
   std::string what; ///< "aggregate[sum, in_edges] [4, 32] (attention)"
   Candidate rule;
   std::vector<Candidate> kept; ///< the rule's first
   std::vector<PrunedCandidate> pruned;
+  /// `config` with this stage and those tied to it set to `c`.
+  lower::PassConfig with(lower::PassConfig config, const lower::StageConfig &c) const;
 };
 
 /// The candidates of every tunable stage of `pass` (stages nothing tunes,

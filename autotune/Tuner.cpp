@@ -146,12 +146,13 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
     const double deadline = start + std::max(0.0, options.budgetSeconds - start) / static_cast<double>(shares - k);
     TunedStage stage;
     stage.stage = space.stage;
+    stage.tied = space.tied;
     stage.what = space.what;
     const size_t n = space.kept.size();
-    std::vector<lower::PassConfig> trials(n, tuned.config);
+    std::vector<lower::PassConfig> trials;
     std::vector<std::vector<std::string>> modules(n);
     for (size_t c = 0; c < n; ++c) {
-      trials[c].stages[space.stage] = space.kept[c].config;
+      trials.push_back(space.with(tuned.config, space.kept[c].config));
       if (options.modulesOf)
         modules[c] = options.modulesOf(space.kept[c]);
       stage.timed.push_back({space.kept[c], kUntimed, kBudgetSpent});
@@ -189,7 +190,7 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
     for (size_t c = 1; c < n; ++c)
       if (stage.timed[c].ms < stage.timed[stage.best].ms)
         stage.best = c; // strictly faster: a tie keeps the rule's (or the earlier)
-    tuned.config.stages[space.stage] = stage.timed[stage.best].candidate.config;
+    tuned.config = space.with(tuned.config, stage.timed[stage.best].candidate.config);
     tuned.stages.push_back(std::move(stage));
   }
   if (variants.empty())
@@ -255,13 +256,17 @@ std::vector<TuneRecord> recordsOf(const TunedPass &tuned, const TuneKey &base) {
       continue; // nothing ran: nothing learned
     TuneRecord r;
     r.key = base;
-    r.key.stage = static_cast<int64_t>(s.stage);
     r.config = s.timed[s.best].candidate.config;
     r.ms = s.timed[s.best].ms;
     r.ruleMs = s.ruleMs;
     for (const TimedCandidate &t : s.timed)
       r.candidates += t.ms != kUntimed ? 1 : 0;
-    records.push_back(std::move(r));
+    std::vector<size_t> stages{s.stage};
+    stages.insert(stages.end(), s.tied.begin(), s.tied.end());
+    for (size_t stage : stages) {
+      r.key.stage = static_cast<int64_t>(stage);
+      records.push_back(r);
+    }
   }
   return records;
 }

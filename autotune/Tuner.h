@@ -56,6 +56,7 @@ struct TimedCandidate {
 
 struct TunedStage {
   size_t stage = 0;
+  std::vector<size_t> tied; ///< the stages that took its config too (StageSpace::tied)
   std::string what;
   std::vector<TimedCandidate> timed; ///< in the space's order, the rule's first
   size_t best = 0;                   ///< index into timed
@@ -116,8 +117,8 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
                      const PassCheck &check, const Elapsed &elapsed, const SearchOptions &options = {},
                      const std::vector<PassVariant> &variants = {});
 
-/// One record per tuned stage: `base` with the stage's index, its winner
-/// and times.
+/// One record per tuned stage and per stage tied to it: `base` with the
+/// stage's index, its winner and times.
 std::vector<TuneRecord> recordsOf(const TunedPass &tuned, const TuneKey &base);
 
 /// The rule's config with each stage a record of `records` has for `base`

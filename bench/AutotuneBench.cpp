@@ -44,7 +44,10 @@ std::string winners(const autotune::TunedLayerPass &p) {
   std::string out;
   for (const autotune::TunedStage &s : p.tuned.stages) {
     const autotune::Candidate &c = s.timed[s.best].candidate;
-    out += fmt::format("{}[{}] {}", out.empty() ? "" : "; ", s.stage,
+    std::string stages = fmt::format("{}", s.stage);
+    for (size_t k : s.tied)
+      stages += fmt::format("+{}", k);
+    out += fmt::format("{}[{}] {}", out.empty() ? "" : "; ", stages,
                        c.config == p.rule.stages[s.stage] ? std::string("rule") : c.label);
   }
   for (const autotune::TimedCandidate &v : p.tuned.variants)

@@ -39,8 +39,8 @@ nlohmann::json spaceJson(const autotune::StageSpace &s) {
     kept.push_back(c.label);
   for (const autotune::PrunedCandidate &p : s.pruned)
     pruned.push_back({{"config", p.candidate.label}, {"why", p.why}});
-  return {{"stage", s.stage}, {"aggregation", s.what}, {"rule", s.rule.label}, {"candidates", kept},
-          {"pruned", pruned}};
+  return {{"stage", s.stage}, {"tied_stages", s.tied}, {"aggregation", s.what}, {"rule", s.rule.label},
+          {"candidates", kept},   {"pruned", pruned}};
 }
 
 nlohmann::json tunedJson(const autotune::TunedStage &s) {
@@ -54,7 +54,7 @@ nlohmann::json tunedJson(const autotune::TunedStage &s) {
     timed.push_back(std::move(c));
   }
   const double best = s.timed.empty() ? autotune::kUntimed : s.timed[s.best].ms;
-  nlohmann::json j = {{"stage", s.stage}, {"aggregation", s.what}, {"candidates", timed}};
+  nlohmann::json j = {{"stage", s.stage}, {"tied_stages", s.tied}, {"aggregation", s.what}, {"candidates", timed}};
   if (best < autotune::kUntimed && s.ruleMs < autotune::kUntimed) {
     j["winner"] = s.timed[s.best].candidate.label;
     j["ms"] = best;

@@ -6,6 +6,7 @@
 #include "autotune/Fingerprint.h"
 #include "autotune/Records.h"
 #include "autotune/Tuner.h"
+#include "exec/Program.h"
 #include "graph/GraphSource.h"
 #include "layers/Library.h"
 #include "lower/Pipeline.h"
@@ -338,6 +339,54 @@ autotune::SearchOptions budgetOnly(double seconds) {
 
 } // namespace
 
+TEST_CASE("candidates: stages the rule runs in one edge loop are tuned as one, and recorded each") {
+  // GATv2's fused backward sums over in-edges and over all edges in one
+  // loop, which a config of either stage alone would split.
+  const lower::LoweredLayer l = libraryLayer("gatv2", 8, 4);
+  const exec::GraphFacts facts = skewedFacts(8, 40000);
+  const lower::PassConfig rule = exec::ruleConfig(l, lower::Pass::Backward, facts, {});
+  const auto spaces = autotune::candidateSpaces(l, lower::Pass::Backward, facts, {}, false);
+  const auto attentionSteps = [&](const lower::PassConfig &c) {
+    const exec::Program p = exec::planProgram(l, lower::Pass::Backward, c);
+    return std::count_if(p.plan.steps.begin(), p.plan.steps.end(),
+                         [](const lower::Step &s) { return std::holds_alternative<lower::AttentionStep>(s); });
+  };
+  std::vector<size_t> tiedStages;
+  for (const autotune::StageSpace &s : spaces)
+    tiedStages.insert(tiedStages.end(), s.tied.begin(), s.tied.end());
+  REQUIRE(tiedStages.size() == 1);
+  const auto tied = std::find_if(spaces.begin(), spaces.end(), [](const auto &s) { return !s.tied.empty(); });
+  CHECK(tied->what.find(" with ") != std::string::npos);
+  for (const autotune::StageSpace &s : spaces)
+    CHECK(s.stage != tiedStages[0]); // no space of its own
+  // Every candidate of the tied space keeps the loops as few as the rule's.
+  const auto ruleSteps = attentionSteps(rule);
+  for (const lower::PassConfig &trial : autotune::trialConfigs({*tied}, rule)) {
+    CHECK(trial.stages[tiedStages[0]] == trial.stages[tied->stage]);
+    CHECK(attentionSteps(trial) == ruleSteps);
+  }
+  // Setting the one stage alone splits the loop: what the tie avoids.
+  lower::PassConfig alone = rule;
+  alone.stages[tied->stage] = tied->kept.back().config;
+  CHECK(attentionSteps(alone) > ruleSteps);
+  // The search sets both; the records carry both.
+  const autotune::TunedPass tuned = autotune::searchPass(
+      {*tied}, rule, [&](const lower::PassConfig &c) { return c == rule ? 2.0 : fakeMs(c) / 1e3; },
+      [](const lower::PassConfig &) { return std::string(); }, [] { return 0.0; });
+  REQUIRE(tuned.config != rule);
+  CHECK(tuned.config.stages[tiedStages[0]] == tuned.config.stages[tied->stage]);
+  std::set<int64_t> recorded;
+  for (const TuneRecord &r : autotune::recordsOf(tuned, someKey())) {
+    CHECK(r.config == tuned.config.stages[tied->stage]);
+    recorded.insert(r.key.stage);
+  }
+  CHECK(recorded == std::set<int64_t>{static_cast<int64_t>(tied->stage), static_cast<int64_t>(tiedStages[0])});
+  // SpMM and reduction stages share no loops.
+  for (const char *name : {"gcn", "sage"})
+    for (const auto &s : autotune::candidateSpaces(libraryLayer(name, 32), lower::Pass::Backward, facts, {}, false))
+      CHECK(s.tied.empty());
+}
+
 TEST_CASE("search: the fastest candidate per stage, stage by stage; a tie keeps the rule's") {
   Search s;
   REQUIRE(s.spaces.size() >= 2);
@@ -553,7 +602,11 @@ TEST_CASE("search: the budget is shared by the stages, past it the rest are unti
   for (const TuneRecord &r : autotune::recordsOf(tuned, base))
     store.append(r);
   const autotune::Replayed replayed = autotune::replay(s.rule, store.load(), base);
-  CHECK(replayed.fromRecords == static_cast<int>(tuned.stages.size()));
+  size_t recordedStages = 0; // each tuned stage, and those tied to it
+  for (const autotune::TunedStage &stage : tuned.stages)
+    recordedStages += 1 + stage.tied.size();
+  CHECK(recordedStages > tuned.stages.size());
+  CHECK(replayed.fromRecords == static_cast<int>(recordedStages));
   CHECK(replayed.config == tuned.config);
   // Another GPU's records do not apply.
   TuneKey other = base;
