@@ -3,6 +3,7 @@
 #include "exec/KernelSource.h"
 
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 #include <exception>
 
@@ -44,15 +45,25 @@ std::string Precompiler::keyOf(const codegen::GeneratedModule &module) {
   return moduleKeys_.emplace(&module, std::move(key)).first->second;
 }
 
-void Precompiler::enqueue(const std::vector<runtime::Source> &sources) {
+void Precompiler::enqueue(const std::vector<runtime::Source> &sources, bool ahead) {
   const std::vector<std::string> keys = keysOf(sources);
   {
     std::lock_guard lock(mutex_);
+    std::deque<std::pair<std::string, runtime::Source>> jobs;
     for (size_t k = 0; k < sources.size(); ++k)
       if (known_.insert(keys[k]).second) {
-        queue_.emplace_back(keys[k], sources[k]);
+        jobs.emplace_back(keys[k], sources[k]);
         ++report_.queued;
+      } else if (ahead) {
+        const auto queued =
+            std::find_if(queue_.begin(), queue_.end(), [&](const auto &job) { return job.first == keys[k]; });
+        if (queued != queue_.end()) {
+          jobs.push_back(std::move(*queued));
+          queue_.erase(queued);
+        }
       }
+    queue_.insert(ahead ? queue_.begin() : queue_.end(), std::make_move_iterator(jobs.begin()),
+                  std::make_move_iterator(jobs.end()));
   }
   changed_.notify_all();
 }

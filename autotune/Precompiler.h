@@ -36,8 +36,10 @@ public:
   /// The cache key of a generated module, computed once per module object
   /// (hashing a module with its headers is not free).
   std::string keyOf(const codegen::GeneratedModule &module);
-  /// Queues the sources not yet queued, after those queued before.
-  void enqueue(const std::vector<runtime::Source> &sources);
+  /// Queues the sources not yet queued, after those queued before;
+  /// `ahead`: before them (with any of them still queued), as what the
+  /// search waits for next.
+  void enqueue(const std::vector<runtime::Source> &sources, bool ahead = false);
   /// Whether every module of `keys` is in the cache (compiled here or
   /// before, or failed here: timing it reports why).
   bool compiled(const std::vector<std::string> &keys) const;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <memory>
 
 namespace gnnjit::autotune {
@@ -59,51 +60,62 @@ size_t timingsOf(const TunedLayerPass &p, const std::vector<PassVariant> &varian
   return n;
 }
 
-/// Each pass's timer is set up first (the backward's first, released
-/// after, so the forward's stays warm), as its rule's run tells how long a
-/// timing takes. Then each pass's search in turn, timing on the GPU what
-/// `compiler` has compiled, each with its part of the time left by its
-/// need (shareByNeed: its timings by their expected seconds); then, while
-/// time is left, once more for each pass whose part ran out first
-/// (waiting for compiles, most often), resumed from what it timed. A pass
-/// set up past the budget keeps the rule, untimed.
+/// Has `config`'s modules for `pass` compiled by `deadline` (queued ahead
+/// of the others); whether they are.
+bool compileBy(const lower::LoweredLayer &lowered, const graph::Graph &graph, lower::Pass pass,
+               const lower::PassConfig &config, double deadline, Precompiler &compiler, const Stopwatch &clock) {
+  const std::vector<runtime::Source> sources = sourcesOf(lowered, graph, pass, config);
+  compiler.enqueue(sources, true);
+  const std::vector<std::string> keys = compiler.keysOf(sources);
+  while (!compiler.compiled(keys)) {
+    const double left = deadline - clock.seconds();
+    if (left <= 0 || !compiler.waitForProgress(left))
+      return compiler.compiled(keys);
+  }
+  return true;
+}
+
+/// Each pass's search in turn, timing on the GPU what `compiler` has
+/// compiled, each with its part of the time left by need (shareByNeed:
+/// twice its timings by the seconds its rule's run says one takes, a
+/// share being only a cap; a pass not set up yet needs all), its timer
+/// set up as it begins (the backward's rule compiles while the forward is
+/// searched); then, while time is left, once more for each pass whose part
+/// ran out first (waiting for compiles, most often), resumed from what it
+/// timed. A pass begun past the budget keeps the rule, untimed.
 void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const LayerTuneOptions &options,
                   const Stopwatch &clock, const std::array<std::vector<PassVariant>, 2> &variants,
                   Precompiler &compiler, std::vector<TunedLayerPass> &passes) {
   std::array<std::unique_ptr<GpuPassTimer>, 2> timers;
-  for (size_t k = passes.size(); k-- > 0;) {
-    TunedLayerPass &p = passes[k];
-    p.began = clock.seconds();
-    if (p.began >= options.budgetSeconds) {
-      p.tuned = untimedPass(p, variants[k], clock, options.budgetSeconds);
-      continue;
-    }
-    timers[k] = std::make_unique<GpuPassTimer>(lowered, graph, p.pass, p.rule, options.warmup, options.reps,
-                                               options.cache);
-    p.setupSeconds = clock.seconds() - p.began;
-    if (k > 0)
-      timers[k]->release(); // its runner's buffers, until its search
-  }
   for (const bool resumed : {false, true}) {
     std::vector<size_t> todo;
     for (size_t k = 0; k < passes.size(); ++k)
-      if (timers[k] && (!resumed || leftUntimed(passes[k].tuned)))
+      if (!resumed || (timers[k] && leftUntimed(passes[k].tuned)))
         todo.push_back(k);
     for (size_t i = 0; i < todo.size(); ++i) {
       const size_t k = todo[i];
       TunedLayerPass &p = passes[k];
-      GpuPassTimer &timer = *timers[k];
-      const double now = clock.seconds(), left = std::max(0.0, options.budgetSeconds - now);
-      if (left <= 0) {
-        if (!resumed) // a pass not searched keeps the rule, untimed
+      if (!resumed)
+        p.began = clock.seconds();
+      if (clock.seconds() >= options.budgetSeconds) {
+        if (!resumed)
           p.tuned = untimedPass(p, variants[k], clock, options.budgetSeconds);
         continue;
       }
+      if (!timers[k]) {
+        timers[k] = std::make_unique<GpuPassTimer>(lowered, graph, p.pass, p.rule, options.warmup, options.reps,
+                                                   options.cache);
+        p.setupSeconds = clock.seconds() - p.began;
+      }
+      GpuPassTimer &timer = *timers[k];
+      const double now = clock.seconds(), left = std::max(0.0, options.budgetSeconds - now);
       std::vector<double> needs;
       for (size_t j = i; j < todo.size(); ++j) {
         const TunedLayerPass &q = passes[todo[j]];
-        const double each = std::max(timers[todo[j]]->expectedTimingSeconds(), q.memory.longestSeconds);
-        needs.push_back(each * static_cast<double>(resumed ? untimedCount(q.tuned) : timingsOf(q, variants[todo[j]])));
+        const GpuPassTimer *t = timers[todo[j]].get();
+        const size_t count = resumed ? untimedCount(q.tuned) : timingsOf(q, variants[todo[j]]);
+        needs.push_back(t ? 2 * static_cast<double>(count) * std::max(t->expectedTimingSeconds(), q.memory.longestSeconds)
+                          : std::numeric_limits<double>::infinity());
       }
       SearchOptions search;
       search.budgetSeconds = i + 1 == todo.size() ? options.budgetSeconds : now + shareByNeed(needs, left).front();
@@ -116,6 +128,9 @@ void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, 
       };
       search.compiled = [&](const std::vector<std::string> &keys) { return compiler.compiled(keys); };
       search.waitForProgress = [&](double seconds) { return compiler.waitForProgress(seconds); };
+      search.compileBy = [&](const lower::PassConfig &c, double deadline) {
+        return compileBy(lowered, graph.host(), p.pass, c, deadline, compiler, clock);
+      };
       search.memory = &p.memory;
       p.tuned = searchPass(
           p.spaces, p.rule, [&](const lower::PassConfig &c) { return timer.time(c); },

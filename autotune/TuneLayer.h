@@ -4,8 +4,8 @@
 // pass's candidates in the order the search meets them) while the search
 // times the compiled ones on the GPU. One time budget covers it all, from
 // the call to the last candidate timed (each pass's part by its need: its
-// candidates by the seconds its rule's run says a timing takes; one needing
-// less than an equal part gets its need): no candidate, rule or compile starts unless it is
+// candidates by the seconds its rule's run says a timing takes, the forward
+// at most half; one needing less gets its need): no candidate, rule or compile starts unless it is
 // expected to end within it (a pass with no time left keeps the rule,
 // untimed). A pass whose part ran out with candidates untimed (it waited
 // for their compiles) resumes with the time the others left. What `gnnjit

@@ -204,7 +204,10 @@ TunedPass searchPass(const std::vector<StageSpace> &spaces, const lower::PassCon
   for (const PassVariant &v : variants) {
     const lower::PassConfig trial = v.apply(tuned.config);
     const Candidate candidate{trial.stages.empty() ? lower::StageConfig{} : trial.stages.front(), v.label};
-    if (tuned.stagesMs == kUntimed || !cost.knownOrEndsBy(trial, options.budgetSeconds)) {
+    const auto compiledInTime = [&] {
+      return cost.known(trial) || !options.compileBy || options.compileBy(trial, options.budgetSeconds - cost.expected());
+    };
+    if (tuned.stagesMs == kUntimed || !cost.knownOrEndsBy(trial, options.budgetSeconds) || !compiledInTime()) {
       tuned.variants.push_back({candidate, kUntimed, kBudgetSpent});
       continue;
     }

@@ -94,6 +94,12 @@ struct SearchOptions {
   /// Waits at most the given seconds for one more module to compile; false
   /// when none is being compiled. Unset: never waits.
   std::function<bool(double seconds)> waitForProgress;
+  /// Has the kernels of `config` (a pass variant of the stages' winners,
+  /// which nothing compiled ahead) compiled by `deadline` (the search's
+  /// clock); false when they are not, and the variant stays untimed (its
+  /// check would compile in line: a second and more at F = 488). Unset:
+  /// timing compiles them.
+  std::function<bool(const lower::PassConfig &config, double deadline)> compileBy;
   /// The pass's earlier timings, kept up to date by the search. Unset:
   /// the search's own.
   SearchMemory *memory = nullptr;

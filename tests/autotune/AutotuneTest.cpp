@@ -800,5 +800,25 @@ TEST_CASE("search: the fused attention backward is a pass variant, adopted only 
       for (const TuneRecord &r : autotune::recordsOf(tuned, someKey()))
         CHECK(attentionOf(r.config)->fuseBackward == (ruleFuses != adopted));
     }
+    // A variant whose kernels do not compile in time stays untimed (and
+    // may be resumed); the hook is asked for the variant of the winners.
+    for (bool compiles : {true, false}) {
+      CAPTURE(compiles);
+      autotune::SearchOptions o;
+      std::vector<lower::PassConfig> asked;
+      o.compileBy = [&](const lower::PassConfig &c, double deadline) {
+        CHECK(deadline <= o.budgetSeconds);
+        asked.push_back(c);
+        return compiles;
+      };
+      const autotune::TunedPass tuned = autotune::searchPass(
+          s.spaces, s.rule, [&](const lower::PassConfig &c) { return fakeMs(c); },
+          [](const lower::PassConfig &) { return std::string(); }, [] { return 0.0; }, o, variants);
+      REQUIRE(asked.size() == 1);
+      CHECK(asked[0] == variants[0].apply(tuned.config));
+      REQUIRE(tuned.variants.size() == 1);
+      CHECK((tuned.variants[0].ms < autotune::kUntimed) == compiles);
+      CHECK(autotune::leftUntimed(tuned) == !compiles);
+    }
   }
 }

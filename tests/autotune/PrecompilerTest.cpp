@@ -94,3 +94,23 @@ TEST_CASE("precompiler: nothing starts past the deadline; stop drops what is que
   CHECK(compiler.report().dropped + compiler.report().compiled == many.size());
   CHECK_FALSE(compiler.waitForProgress(10)); // nothing left: no wait
 }
+
+TEST_CASE("precompiler: sources queued ahead compile before those queued earlier") {
+  test::TempDir dir;
+  runtime::KernelCache cache = cacheIn(dir);
+  autotune::Precompiler compiler(cache, {}, 1);
+  std::vector<runtime::Source> many;
+  for (int k = 50; k < 70; ++k)
+    many.push_back(tiny(k));
+  compiler.enqueue(many);
+  // One already queued and one new, wanted next: both go ahead of the rest.
+  const std::vector<runtime::Source> wanted{many.back(), tiny(99)};
+  compiler.enqueue(wanted, true);
+  const std::vector<std::string> keys = compiler.keysOf(wanted);
+  while (!compiler.compiled(keys))
+    REQUIRE(compiler.waitForProgress(10));
+  // One thread: at most the source it had started, and the two wanted.
+  CHECK(compiler.report().compiled <= 3);
+  CHECK(compiler.report().queued == many.size() + 1);
+  compiler.stop();
+}
