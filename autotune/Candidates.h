@@ -40,7 +40,8 @@ struct PrunedCandidate {
 };
 
 /// One stage's space. Stages the rule's plan runs in one edge loop with it
-/// (the fused attention backward's sums over in-edges and over all edges)
+/// (the fused attention backward's sums sharing a loop: GATv2's over
+/// in-edges and over all edges, GAT's and the Transformer's two over out-edges)
 /// are tied to it: each candidate sets them all, as they fuse only while
 /// their configs agree (a search of each alone never saw a change pay).
 struct StageSpace {
