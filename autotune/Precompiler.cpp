@@ -3,9 +3,9 @@
 #include "exec/KernelSource.h"
 
 #include <algorithm>
-#include <iterator>
 #include <chrono>
 #include <exception>
+#include <iterator>
 
 namespace gnnjit::autotune {
 
@@ -45,8 +45,18 @@ std::string Precompiler::keyOf(const codegen::GeneratedModule &module) {
   return moduleKeys_.emplace(&module, std::move(key)).first->second;
 }
 
-void Precompiler::enqueue(const std::vector<runtime::Source> &sources, bool ahead) {
-  const std::vector<std::string> keys = keysOf(sources);
+std::vector<std::string> Precompiler::enqueue(const std::vector<runtime::Source> &sources, bool ahead) {
+  std::vector<std::string> keys = keysOf(sources);
+  enqueueKeyed(keys, sources, ahead);
+  return keys;
+}
+
+void Precompiler::enqueue(const codegen::GeneratedModule &module) {
+  enqueueKeyed({keyOf(module)}, {exec::kernelSource(module)}, false);
+}
+
+void Precompiler::enqueueKeyed(const std::vector<std::string> &keys, const std::vector<runtime::Source> &sources,
+                               bool ahead) {
   {
     std::lock_guard lock(mutex_);
     std::deque<std::pair<std::string, runtime::Source>> jobs;

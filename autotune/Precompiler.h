@@ -38,8 +38,10 @@ public:
   std::string keyOf(const codegen::GeneratedModule &module);
   /// Queues the sources not yet queued, after those queued before;
   /// `ahead`: before them (with any of them still queued), as what the
-  /// search waits for next.
-  void enqueue(const std::vector<runtime::Source> &sources, bool ahead = false);
+  /// search waits for next. Returns their keys (keysOf).
+  std::vector<std::string> enqueue(const std::vector<runtime::Source> &sources, bool ahead = false);
+  /// Queues a generated module under keyOf(module) (hashed once for both).
+  void enqueue(const codegen::GeneratedModule &module);
   /// Whether every module of `keys` is in the cache (compiled here or
   /// before, or failed here: timing it reports why).
   bool compiled(const std::vector<std::string> &keys) const;
@@ -59,6 +61,8 @@ public:
   Report report() const;
 
 private:
+  /// Queues `sources` under their `keys` (see enqueue).
+  void enqueueKeyed(const std::vector<std::string> &keys, const std::vector<runtime::Source> &sources, bool ahead);
   void work();
   bool mayStart() const; ///< under mutex_
 

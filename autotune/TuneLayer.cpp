@@ -1,7 +1,7 @@
 #include "autotune/TuneLayer.h"
 
 #include "autotune/GpuTimer.h"
-#include "exec/KernelSource.h"
+#include "exec/LayerRunner.h"
 #include "support/Error.h"
 #include "support/Stopwatch.h"
 
@@ -64,9 +64,7 @@ size_t timingsOf(const TunedLayerPass &p, const std::vector<PassVariant> &varian
 /// of the others); whether they are.
 bool compileBy(const lower::LoweredLayer &lowered, const graph::Graph &graph, lower::Pass pass,
                const lower::PassConfig &config, double deadline, Precompiler &compiler, const Stopwatch &clock) {
-  const std::vector<runtime::Source> sources = sourcesOf(lowered, graph, pass, config);
-  compiler.enqueue(sources, true);
-  const std::vector<std::string> keys = compiler.keysOf(sources);
+  const std::vector<std::string> keys = compiler.enqueue(sourcesOf(lowered, graph, pass, config), true);
   while (!compiler.compiled(keys)) {
     const double left = deadline - clock.seconds();
     if (left <= 0 || !compiler.waitForProgress(left))
@@ -172,7 +170,7 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
       TunedLayerPass &p = out.passes[k];
       p.spaces = candidateSpaces(lowered, p.pass, facts, exec::RuleOptions{}, options.exhaustive);
       for (const auto &m : distinctModules(p.spaces))
-        compiler.enqueue({exec::kernelSource(*m)});
+        compiler.enqueue(*m);
       variants[k] = passVariants(p.pass, p.rule);
       for (const PassVariant &v : variants[k])
         compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, v.apply(p.rule)));

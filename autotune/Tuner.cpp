@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <numeric>
 #include <optional>
 
 namespace gnnjit::autotune {
@@ -239,8 +240,7 @@ bool leftUntimed(const TunedPass &tuned) { return untimedCount(tuned) > 0; }
 
 std::vector<double> shareByNeed(const std::vector<double> &needs, double left) {
   std::vector<size_t> order(needs.size());
-  for (size_t k = 0; k < order.size(); ++k)
-    order[k] = k;
+  std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return needs[a] < needs[b]; });
   std::vector<double> shares(needs.size(), 0.0);
   double rest = std::max(0.0, left);

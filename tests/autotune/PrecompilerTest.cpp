@@ -67,6 +67,13 @@ TEST_CASE("precompiler: a generated module's key is its kernel source's, compute
   CHECK(compiler.keyOf(module) == key);
   const codegen::GeneratedModule other{"m", module.source + "// another\n", {}};
   CHECK(compiler.keyOf(other) != key);
+  // Queued by module, under that key; its source queued again is not new.
+  compiler.enqueue(module);
+  CHECK(compiler.enqueue({exec::kernelSource(module)}) == std::vector<std::string>{key});
+  while (compiler.waitForProgress(10)) {
+  }
+  CHECK(compiler.compiled({key}));
+  CHECK(compiler.report().queued == 1);
 }
 
 TEST_CASE("precompiler: nothing starts past the deadline; stop drops what is queued") {
