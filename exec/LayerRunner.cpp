@@ -166,12 +166,15 @@ std::vector<SavedValue> LayerRunner::savedValues() {
 bool LayerRunner::checkInputs(Pass pass, const DeviceTensors &inputs) const {
   const std::string &layer = lowered_.layer.name();
   const int64_t n = graph_.numNodes();
-  std::vector<InputPtr> expected = lowered_.layer.inputs();
-  if (pass == Pass::Backward)
-    for (const InputPtr &g : lowered_.backward.plan.outputGradients)
-      expected.push_back(g);
+  const std::vector<InputPtr> &inputDecls = lowered_.layer.inputs();
+  const std::vector<InputPtr> &gradientDecls = lowered_.backward.plan.outputGradients;
+  const size_t expected = inputDecls.size() + (pass == Pass::Backward ? gradientDecls.size() : 0);
+  auto declAt = [&](size_t k) -> const InputPtr & {
+    return k < inputDecls.size() ? inputDecls[k] : gradientDecls[k - inputDecls.size()];
+  };
   bool aligned = true;
-  for (const InputPtr &decl : expected) {
+  for (size_t k = 0; k < expected; ++k) {
+    const InputPtr &decl = declAt(k);
     const auto it = inputs.find(decl->name);
     if (it == inputs.end())
       throwUserError("layer {}: no binding for input '{}'", layer, decl->name);
@@ -190,10 +193,16 @@ bool LayerRunner::checkInputs(Pass pass, const DeviceTensors &inputs) const {
     if (decl->kind == InputKind::Node)
       aligned &= alignedRows(t);
   }
-  for (const auto &[name, t] : inputs)
-    if (std::none_of(expected.begin(), expected.end(), [&](const InputPtr &d) { return d->name == name; }))
-      throwUserError("layer {}: binding '{}' names no input of the {} pass", layer, name,
-                     pass == Pass::Forward ? "forward" : "backward");
+  // Every binding named an input above unless there are more bindings than inputs.
+  if (inputs.size() != expected)
+    for (const auto &[name, t] : inputs) {
+      bool known = false;
+      for (size_t k = 0; k < expected && !known; ++k)
+        known = declAt(k)->name == name;
+      if (!known)
+        throwUserError("layer {}: binding '{}' names no input of the {} pass", layer, name,
+                       pass == Pass::Forward ? "forward" : "backward");
+    }
   return aligned;
 }
 
@@ -219,7 +228,7 @@ void LayerRunner::bindCallerTargets(Compiled &c, const DeviceTensors &results, c
   for (const auto &[name, t] : results)
     if (std::none_of(plan.targets.begin(), plan.targets.end(), [&](const lower::Target &x) { return x.name == name; }))
       throwUserError("layer {}: result buffer '{}' names no result of the {} pass", layer, name, passName(plan.pass));
-  c.buffers.targets.clear();
+  // The same names every call (and as bindOwnTargets binds): assigned in place, no map rebuilt.
   for (const lower::Target &t : plan.targets) {
     const auto it = results.find(t.name);
     if (it == results.end())
@@ -261,10 +270,11 @@ void LayerRunner::bindOwnSaved(Pass pass, Compiled &c) {
 void LayerRunner::bindCallerSaved(Pass pass, Compiled &c, const CallBuffers &call) {
   const std::string &layer = lowered_.layer.name();
   const size_t positionBytes = graph_.host().indexType() == graph::IndexType::Int64 ? 8 : 4;
-  callSavedAt_.clear();
+  // The pass's saved names every call: assigned in place, no map rebuilt.
+  auto &savedAt = callSavedAt_[pass == Pass::Backward ? 1 : 0];
   for (const lower::SavedBuffer &b : c.program.plan.saved) {
     if (!b.aliasOf.empty() && pass == Pass::Forward) {
-      callSavedAt_[b.name] = c.buffers.targets.at(b.aliasOf).data;
+      savedAt[b.name] = c.buffers.targets.at(b.aliasOf).data;
       continue;
     }
     const auto it = call.saved.find(b.name);
@@ -276,9 +286,9 @@ void LayerRunner::bindCallerSaved(Pass pass, Compiled &c, const CallBuffers &cal
     if (it->second.bytes < needed)
       throwUserError("layer {}: the saved value '{}' needs {} bytes; its buffer has {}", layer, b.name, needed,
                      it->second.bytes);
-    callSavedAt_[b.name] = it->second.data;
+    savedAt[b.name] = it->second.data;
   }
-  c.buffers.saved = &callSavedAt_;
+  c.buffers.saved = &savedAt;
 }
 
 const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, CallBuffers *call, cudaStream_t stream) {

@@ -156,7 +156,7 @@ private:
   /// passes; and where every saved value is, these or forward outputs.
   std::map<std::string, runtime::DeviceMemory, std::less<>> saved_;
   std::map<std::string, void *, std::less<>> savedAt_;
-  std::map<std::string, void *, std::less<>> callSavedAt_; ///< a call's own saved values
+  std::map<std::string, void *, std::less<>> callSavedAt_[2]; ///< a call's own saved values, per pass
   bool forwardRan_ = false; ///< the saved values hold something
   CompileReport report_;
 };
