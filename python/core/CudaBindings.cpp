@@ -83,13 +83,6 @@ private:
   nb::object allocate_, release_;
 };
 
-using TensorArg = std::tuple<uintptr_t, int64_t, int64_t, int64_t>; ///< pointer, rows, cols, row stride
-using BytesArg = std::tuple<uintptr_t, size_t>;                    ///< pointer, bytes
-
-exec::DeviceTensor tensorOf(const TensorArg &t) {
-  return {reinterpret_cast<float *>(std::get<0>(t)), std::get<1>(t), std::get<2>(t), std::get<3>(t)};
-}
-
 void useDevice(int device) {
   if (!runtime::hasCudaDevice())
     throwUserError("gnnjit: no CUDA device (or no driver) is visible to this process");
@@ -151,39 +144,40 @@ public:
     return out;
   }
 
-  /// Runs a pass: `inputs` by name, `results` in the order results() gives,
-  /// `saved` in the order savedValues() gives (the forward skips aliases).
-  void run(bool backward, const std::vector<std::string> &names, const std::vector<TensorArg> &inputs,
-           const std::vector<TensorArg> &results, const std::vector<BytesArg> &saved, uintptr_t stream,
-           uint64_t seed) {
+  /// Runs a pass from one flat list of integers, in the orders this layer
+  /// fixes: (pointer, rows, cols, row stride) of each input (the layer's,
+  /// then for the backward "d_<output>" of each output), the pointer of each
+  /// result as results() lists them (contiguous rows of their shapes), then
+  /// the saved values as savedValues() lists them: the forward gives the
+  /// pointer of each that aliases no output (memory of its bytes), the
+  /// backward (pointer, bytes) of every one. The bindings are kept between
+  /// calls (only their pointers change), so a call looks up no names here.
+  void call(bool backward, const std::vector<int64_t> &flat, uintptr_t stream, uint64_t seed) {
     useDevice(graph_.device);
-    if (names.size() != inputs.size())
-      throwInternalError("CudaLayer.run: {} names for {} inputs", names.size(), inputs.size());
-    exec::DeviceTensors bound;
-    for (size_t k = 0; k < names.size(); ++k)
-      bound[names[k]] = tensorOf(inputs[k]);
-    exec::CallBuffers call;
     const lower::Pass pass = backward ? lower::Pass::Backward : lower::Pass::Forward;
-    const std::vector<lower::Target> &targets = runner_->program(pass).plan.targets;
-    if (results.size() != targets.size())
-      throwInternalError("CudaLayer.run: {} result buffers for {} results", results.size(), targets.size());
-    for (size_t k = 0; k < targets.size(); ++k)
-      call.results[targets[k].name] = tensorOf(results[k]);
-    size_t next = 0;
-    for (const exec::SavedValue &v : runner_->savedValues()) {
-      if (!backward && !v.aliasOf.empty())
-        continue;
-      if (next == saved.size())
-        throwInternalError("CudaLayer.run: too few saved buffers ({})", saved.size());
-      call.saved[v.name] = {reinterpret_cast<void *>(std::get<0>(saved[next])), std::get<1>(saved[next])};
-      ++next;
+    Slots &slots = slotsOf(pass);
+    const size_t perSaved = backward ? 2 : 1;
+    const size_t expected = 4 * slots.inputs.size() + slots.results.size() + perSaved * slots.saved.size();
+    if (flat.size() != expected)
+      throwInternalError("CudaLayer.call: {} integers for the {} pass; its layout takes {}", flat.size(),
+                         lower::passName(pass), expected);
+    const int64_t *next = flat.data();
+    for (exec::DeviceTensor *t : slots.inputs) {
+      *t = {reinterpret_cast<float *>(next[0]), next[1], next[2], next[3]};
+      next += 4;
+    }
+    for (exec::DeviceTensor *t : slots.results)
+      t->data = reinterpret_cast<float *>(*next++);
+    for (const SavedSlot &saved : slots.saved) {
+      saved.buffer->data = reinterpret_cast<void *>(*next++);
+      saved.buffer->bytes = backward ? static_cast<size_t>(*next++) : saved.bytes;
     }
     auto *s = reinterpret_cast<cudaStream_t>(stream);
     runner_->setRandomSeed(seed);
     if (backward)
-      runner_->backward(bound, call, s);
+      runner_->backward(slots.bound, slots.buffers, s);
     else
-      runner_->forward(bound, call, s);
+      runner_->forward(slots.bound, slots.buffers, s);
   }
 
   /// The runner saves what savedLayout promised torch's fake tensors.
@@ -206,12 +200,56 @@ public:
   }
 
 private:
+  struct SavedSlot {
+    exec::DeviceBytes *buffer;
+    size_t bytes; ///< what the forward's own memory for it holds
+  };
+  /// A pass's bindings, kept between calls, and where call() writes each
+  /// pointer: the map nodes never move.
+  struct Slots {
+    exec::DeviceTensors bound;
+    exec::CallBuffers buffers;
+    std::vector<exec::DeviceTensor *> inputs, results;
+    std::vector<SavedSlot> saved;
+  };
+
+  Slots &slotsOf(lower::Pass pass) {
+    std::unique_ptr<Slots> &slots = slots_[pass == lower::Pass::Backward ? 1 : 0];
+    if (!slots)
+      slots = makeSlots(pass);
+    return *slots;
+  }
+
+  std::unique_ptr<Slots> makeSlots(lower::Pass pass) {
+    auto slots = std::make_unique<Slots>();
+    const bool backward = pass == lower::Pass::Backward;
+    std::vector<std::string> names;
+    for (const dsl::InputPtr &input : lowered_.layer.inputs())
+      names.push_back(input->name);
+    if (backward)
+      for (const dsl::InputPtr &g : lowered_.backward.plan.outputGradients)
+        names.push_back(g->name);
+    for (const std::string &name : names)
+      slots->inputs.push_back(&slots->bound[name]);
+    for (const lower::Target &t : runner_->program(pass).plan.targets) {
+      const graph::Graph &g = graph_.graph->host();
+      exec::DeviceTensor &r = slots->buffers.results[t.name];
+      r = {nullptr, t.rows(g.numNodes(), g.numEdgeIds()), t.width, t.width};
+      slots->results.push_back(&r);
+    }
+    for (const exec::SavedValue &v : runner_->savedValues())
+      if (backward || v.aliasOf.empty())
+        slots->saved.push_back({&slots->buffers.saved[v.name], v.bytes()});
+    return slots;
+  }
+
   nb::object deviceGraph_; ///< kept alive: the runner reads it
   PyDeviceGraph &graph_;
   lower::LoweredLayer lowered_;
   std::unique_ptr<exec::LayerRunner> runner_;
   int tunedStages_ = 0;
   std::string recordsNote_;
+  std::unique_ptr<Slots> slots_[2]; ///< forward, backward
 };
 
 } // namespace
@@ -257,11 +295,12 @@ void registerCuda(nb::module_ &m) {
            nb::arg("deterministic") = false)
       .def("saved_values", &CudaLayer::savedValues, "(name, bytes, aliased output or '') of what the forward saves")
       .def("results", &CudaLayer::results, nb::arg("backward"), "(name, rows, width) of a pass's results")
-      .def("run", &CudaLayer::run, nb::arg("backward"), nb::arg("names"), nb::arg("inputs"), nb::arg("results"),
-           nb::arg("saved"), nb::arg("stream"), nb::arg("seed") = 0,
-           "Runs a pass on `stream`: inputs (pointer, rows, cols, row stride) by name, results and saved values as "
-           "results() and saved_values() list them; seed: what attention dropout draws from (a backward takes its "
-           "forward's)")
+      .def("call", &CudaLayer::call, nb::arg("backward"), nb::arg("flat"), nb::arg("stream"), nb::arg("seed") = 0,
+           "Runs a pass on `stream` from one list of integers: (pointer, rows, cols, row stride) of each input (the "
+           "layer's, then for the backward d_<output> of each output), each result's pointer as results() lists "
+           "them, then the saved values as saved_values() lists them: the forward the pointer of each that aliases "
+           "no output, the backward (pointer, bytes) of every one; seed: what attention dropout draws from (a "
+           "backward takes its forward's)")
       .def_prop_ro("tuned_stages", &CudaLayer::tunedStages, "stages planned with a tuning record's config")
       .def_prop_ro("records_note", &CudaLayer::recordsNote)
       .def("describe", &CudaLayer::describe, nb::arg("backward") = false, "the pass's plan as text");

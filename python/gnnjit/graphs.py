@@ -29,6 +29,12 @@ def _key_part(t: Optional[torch.Tensor]):
     return (t.data_ptr(), t.shape, t.stride(), t.device, t.dtype, t._version)  # all hashable as they are
 
 
+def _identity(t: Optional[torch.Tensor]):
+    """What of the same tensor object can change in place: its data (set_), shape and strides (resize_,
+    as_strided_) and values (its version counter); its device and dtype cannot."""
+    return None if t is None else (t.data_ptr(), t._version, t.shape, t.stride())
+
+
 class CachedGraph:
     """A graph built from an edge_index, its arrays on each CUDA device and the layers compiled for it."""
 
@@ -37,7 +43,7 @@ class CachedGraph:
         # The tensors are kept with the graph: while cached, their memory is theirs.
         self.tensors = (edge_index, edge_weight)
         self._device_graphs: dict = {}
-        self._layers: dict = {}
+        self.layers: dict = {}  # (spec, device, deterministic) -> gnnjit.ops' compiled layer
 
     def device_graph(self, device: int) -> "_core.DeviceGraph":
         """The graph's arrays on CUDA device `device` (uploaded as layers need them)."""
@@ -48,9 +54,9 @@ class CachedGraph:
 
     def cuda_layer(self, key, make) -> "_core.CudaLayer":
         """The layer runner cached under `key`, made by make(self) the first time."""
-        layer = self._layers.get(key)
+        layer = self.layers.get(key)
         if layer is None:
-            layer = self._layers[key] = make(self)
+            layer = self.layers[key] = make(self)
         return layer
 
 
@@ -61,6 +67,9 @@ class GraphCache:
         self._size = size
         self._entries: OrderedDict = OrderedDict()
         self.builds = 0  # graphs built (tests read it)
+        # The last entry found, with what identifies its tensors: a training loop passes the same edge_index
+        # on every call, and building the full key costs more than the rest of a small call's host work.
+        self._last = None
 
     def get(
         self,
@@ -78,20 +87,36 @@ class GraphCache:
         edge_weight: Optional[torch.Tensor] = None,
         self_loops: str = "keep",
     ) -> CachedGraph:
+        last = self._last
+        if (
+            last is not None
+            and last[0] is edge_index
+            and last[1] is edge_weight
+            and last[2] == num_nodes
+            and last[3] == self_loops
+            and last[4] == _identity(edge_index)
+            and last[5] == _identity(edge_weight)
+        ):
+            return last[6]
         key = (_key_part(edge_index), _key_part(edge_weight), int(num_nodes), self_loops)
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
-            return entry
-        entry = CachedGraph(build_graph(edge_index, num_nodes, edge_weight, self_loops), edge_index, edge_weight)
-        self.builds += 1
-        self._entries[key] = entry
-        while len(self._entries) > self._size:
-            self._entries.popitem(last=False)
+        else:
+            entry = CachedGraph(build_graph(edge_index, num_nodes, edge_weight, self_loops), edge_index, edge_weight)
+            self.builds += 1
+            self._entries[key] = entry
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        # The tensors are held by the entry while it is cached (so their identity is theirs); an evicted entry
+        # is never found here again.
+        self._last = (edge_index, edge_weight, num_nodes, self_loops, _identity(edge_index), _identity(edge_weight),
+                      entry) if self._entries.get(key) is entry else None
         return entry
 
     def clear(self) -> None:
         self._entries.clear()
+        self._last = None
 
 
 def build_graph(

@@ -141,7 +141,9 @@ def _arrays(layer: _core.Layer, tensors: list[Tensor]) -> dict:
 
 
 class _CudaRun:
-    """A compiled layer on one device graph, with what each call needs to know about it."""
+    """A compiled layer on one device graph, with what each call needs to know about it, worked out once: the
+    shapes of each pass's results and of the values the forward saves, and where each output is among the
+    results."""
 
     def __init__(self, spec: str, layer: _core.Layer, graph: CachedGraph, device: int, deterministic: bool):
         _install_allocator()
@@ -150,17 +152,33 @@ class _CudaRun:
             layer, graph.device_graph(device), width=int(options["dim"]), heads=int(options.get("heads", 1)),
             tune=tune_on_first_use, deterministic=deterministic,
         )
+        self.device = torch.device("cuda", device)
         self.input_names = [s["name"] for s in layer.inputs]
         self.output_names = [o["name"] for o in layer.outputs]
-        self.forward_results = self.runner.results(False)
-        self._backward_results = None
+        forward = self.runner.results(False)
+        self.forward_shapes = [(rows, width) for _, rows, width in forward]
+        self.output_slots = [[name for name, _, _ in forward].index(n) for n in self.output_names]
+        positions = torch.int32 if graph.graph.index_type == "int32" else torch.int64
+        nodes = graph.graph.num_nodes
+        self.saved_shapes = [
+            ((nodes, width), positions if is_positions else torch.float32)
+            for _, width, is_positions, alias in saved_layout(spec)
+            if not alias
+        ]
+        self._backward = None
 
     @property
-    def backward_results(self) -> list:
-        """The backward's results: planned (and its kernels compiled) on the first backward, not for inference."""
-        if self._backward_results is None:
-            self._backward_results = self.runner.results(True)
-        return self._backward_results
+    def backward_results(self) -> tuple:
+        """(shapes, index of each input's gradient among them or None): planned (and its kernels compiled) on
+        the first backward, not for inference."""
+        if self._backward is None:
+            results = self.runner.results(True)
+            names = [name for name, _, _ in results]
+            self._backward = (
+                [(rows, width) for _, rows, width in results],
+                [names.index(n) if n in names else None for n in self.input_names],
+            )
+        return self._backward
 
 
 _allocator_installed = False
@@ -176,10 +194,12 @@ def _install_allocator() -> None:
 
 def _cuda_run(spec: str, layer: _core.Layer, entry: CachedGraph, device: torch.device) -> _CudaRun:
     deterministic = torch.are_deterministic_algorithms_enabled()
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    return entry.cuda_layer(
-        (spec, index, deterministic), lambda e: _CudaRun(spec, layer, e, index, deterministic)
-    )
+    index = device.index if device.index is not None else _current_device()
+    key = (spec, index, deterministic)
+    run = entry.layers.get(key)
+    if run is None:
+        run = entry.cuda_layer(key, lambda e: _CudaRun(spec, layer, e, index, deterministic))
+    return run
 
 
 def _rows(t: Tensor) -> Tensor:
@@ -189,8 +209,15 @@ def _rows(t: Tensor) -> Tensor:
     return t
 
 
-def _arg(t: Tensor) -> tuple:
-    return (t.data_ptr(), t.size(0), t.size(1), t.stride(0) if t.size(0) > 1 else t.size(1))
+def _flat_args(tensors: list[Tensor], flat: list) -> list[Tensor]:
+    """Appends (pointer, rows, cols, row stride) of each tensor as rows the kernels read (_rows) to `flat`; the
+    tensors read (copies kept alive until the call is queued)."""
+    rows = []
+    for t in tensors:
+        t = _rows(t)
+        rows.append(t)
+        flat += (t.data_ptr(), t.size(0), t.size(1), t.stride(0) if t.size(0) > 1 else t.size(1))
+    return rows
 
 
 def _new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> list[Tensor]:
@@ -204,21 +231,22 @@ def _new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> l
     ]
 
 
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+# The current device without torch.cuda.current_device's lazy-init check: a call on CUDA tensors has CUDA set up.
+_current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+
+
 def _stream(device: torch.device) -> int:
     """torch's current stream on `device`, as a pointer (torch's private getter costs far less than the public
     torch.cuda.current_stream)."""
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:
-        return raw(device.index if device.index is not None else torch.cuda.current_device())
+    if _raw_stream is not None:
+        return _raw_stream(device.index if device.index is not None else _current_device())
     return torch.cuda.current_stream(device).cuda_stream
 
 
-def _on_device(device: torch.device, run):
-    """run() with `device` current (the allocator and the stream are the current device's)."""
-    if device.index is None or device.index == torch.cuda.current_device():
-        return run()
-    with torch.cuda.device(device):
-        return run()
+def _current(device: torch.device) -> bool:
+    """Whether `device` is the current one (the allocator and the stream are the current device's)."""
+    return device.index is None or device.index == _current_device()
 
 
 def dropout_seed() -> Tensor:
@@ -234,38 +262,46 @@ def _seed_value(seed: Optional[Tensor]) -> int:
 
 def _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed):
     device = inputs[0].device
+    if not _current(device):
+        with torch.cuda.device(device):
+            return _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed)
+    r = _cuda_run(spec, layer, _entry(edge_index, edge_weight, num_nodes, self_loops), device)
+    return _run_forward(r, inputs, seed, device)
 
-    def run():
-        r = _cuda_run(spec, layer, _entry(edge_index, edge_weight, num_nodes, self_loops), device)
-        tensors = [_rows(t) for t in inputs]  # read through pointers: nothing here is recorded by autograd
-        results = {name: inputs[0].new_empty((rows, width)) for name, rows, width in r.forward_results}
-        saved = _new_saved(spec, num_nodes, edge_index, inputs[0])
-        r.runner.run(
-            False, r.input_names, [_arg(t) for t in tensors], [_arg(results[n]) for n, _, _ in r.forward_results],
-            [(t.data_ptr(), t.numel() * t.element_size()) for t in saved],
-            _stream(device), _seed_value(seed),
-        )
-        return [results[n] for n in r.output_names] + saved
 
-    return _on_device(device, run)
+def _run_forward(r: _CudaRun, inputs: list[Tensor], seed, device: torch.device) -> list[Tensor]:
+    """The forward's outputs in the layer's order, then the values it saves; one flat call into the runner."""
+    flat = []
+    kept = _flat_args(inputs, flat)  # read through pointers: nothing here is recorded by autograd
+    dev = r.device
+    results = [torch.empty(shape, dtype=torch.float32, device=dev) for shape in r.forward_shapes]
+    saved = [torch.empty(shape, dtype=dtype, device=dev) for shape, dtype in r.saved_shapes]
+    flat += [t.data_ptr() for t in results]
+    flat += [t.data_ptr() for t in saved]
+    r.runner.call(False, flat, _stream(device), _seed_value(seed))
+    del kept  # the copies _flat_args made stay alive until their reads are queued
+    return [results[k] for k in r.output_slots] + saved
 
 
 def _backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed):
     device = inputs[0].device
-
-    def run():
-        r = _cuda_run(spec, layer, _entry(edge_index, edge_weight, num_nodes, self_loops), device)
-        names = r.input_names + ["d_" + n for n in r.output_names]
-        tensors = [_rows(t) for t in inputs] + [_rows(d.to(torch.float32)) for d in grad_outputs]
-        results = {name: inputs[0].new_empty((rows, width)) for name, rows, width in r.backward_results}
-        r.runner.run(
-            True, names, [_arg(t) for t in tensors], [_arg(results[n]) for n, _, _ in r.backward_results],
-            [(t.data_ptr(), t.numel() * t.element_size()) for t in saved],
-            _stream(device), _seed_value(seed),
-        )
-        return [results[n] if n in results else torch.zeros_like(t) for n, t in zip(r.input_names, inputs)]
-
-    return _on_device(device, run)
+    if not _current(device):
+        with torch.cuda.device(device):
+            return _backward_cuda(
+                spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed
+            )
+    r = _cuda_run(spec, layer, _entry(edge_index, edge_weight, num_nodes, self_loops), device)
+    shapes, slots = r.backward_results
+    flat = []
+    kept = _flat_args(inputs, flat)
+    kept += _flat_args([d if d.dtype == torch.float32 else d.to(torch.float32) for d in grad_outputs], flat)
+    results = [torch.empty(shape, dtype=torch.float32, device=r.device) for shape in shapes]
+    flat += [t.data_ptr() for t in results]
+    for t in saved:
+        flat += (t.data_ptr(), t.numel() * t.element_size())
+    r.runner.call(True, flat, _stream(device), _seed_value(seed))
+    del kept  # the copies _flat_args made stay alive until their reads are queued
+    return [results[k] if k is not None else torch.zeros_like(t) for k, t in zip(slots, inputs)]
 
 
 # ---- the operators ---------------------------------------------------------------------------------------------

@@ -237,6 +237,20 @@ def test_graphs_are_cached_and_never_stale():
     edge_index[1, 0] = (edge_index[1, 0] + 1) % 30  # in place: the version counter moves
     assert cache.get(edge_index, 30) is not g1 and cache.builds == 3
     assert cache.get(edge_index, 31).num_nodes == 31  # another node count is another graph
+    # The same tensor object given other data (set_) or another shape (resize_) is another graph.
+    g4 = cache.get(edge_index, 30)
+    other = same_values.clone()
+    other[0, 0] = (other[0, 0] + 3) % 30
+    edge_index.set_(other)
+    g5 = cache.get(edge_index, 30)
+    assert g5 is not g4 and g5.num_input_edges == g4.num_input_edges
+    edge_index.resize_(2, edge_index.size(1) - 1)
+    assert cache.get(edge_index, 30).num_input_edges == g4.num_input_edges - 1
+    # An evicted graph (size 2) is built again, never found through the last lookup.
+    builds = cache.builds
+    cache.get(same_values, 30)
+    cache.get(edge_index, 30)
+    assert cache.builds == builds + 1
     # A layer sees an in-place change: its output follows PyG's on the changed edges.
     theirs, ours = pair(lambda m: m.SAGEConv(IN, OUT, aggr="max"))
     before = ours(x, edge_index)
