@@ -4,6 +4,7 @@
     python examples/bench_torch.py                                   # rmat20 + tolokers, every layer, both backends
     python examples/bench_torch.py --graphs tolokers --layers gcn gatv2 --json bench.jsonl
     python examples/bench_torch.py --overhead                        # host microseconds per GCN call (tolokers)
+    python examples/bench_torch.py --dense                           # the dense part of a step alone: the bound
     python scripts/plot_bench.py bench.jsonl                         # charts, with ../shared/baselines' anchors
 
 Method (as ../shared/baselines/pyg_baseline.py): fp32, F = --width random features (x.requires_grad, so
@@ -398,6 +399,47 @@ def overhead_graph(spec, args, device, write) -> None:
     print()
 
 
+# ---- the dense floor -------------------------------------------------------------------------------------
+# The dense part of a layer's step (projections, bias, loss and their backward) is the same torch code in
+# gnnjit.nn and PyG, so it bounds the step's speedup: (PyG step) / (dense part) at best.
+
+
+def dense_step(num_nodes: int, projections: int, args, device: torch.device):
+    """A step of `projections` F x F projections of x (x.requires_grad), summed, plus a bias; loss as --loss."""
+    x = random_features(num_nodes, args.width, device, requires_grad=True)
+    torch.manual_seed(0)
+    lins = [torch.nn.Linear(args.width, args.width, bias=False).to(device) for _ in range(projections)]
+    bias = torch.nn.Parameter(torch.zeros(args.width, device=device))
+    loss_fn = LOSSES[args.loss]
+
+    def step():
+        x.grad = bias.grad = None
+        for lin in lins:
+            lin.weight.grad = None
+        loss_fn(sum(lin(x) for lin in lins) + bias).backward()
+
+    return step
+
+
+def dense_graph(spec, args, device, write) -> None:
+    num_nodes, _ = load_graph(spec, device)
+    print(f"{spec}: {num_nodes:,} nodes; the dense part of a step alone (k F x F projections of x, a bias, "
+          f"loss {args.loss}, backward; F={args.width})")
+    lines = [["projections", "step ms", "host us/step", "as in"]]
+    for k, used_by in ((1, "GCN, GAT"), (2, "GATv2, SAGE"), (4, "Transformer")):
+        step = dense_step(num_nodes, k, args, device)
+        step_ms = median_ms(step, args.iters, args.warmup, device)
+        host_us = host_us_per_call(step, 100, device)[0] if device.type == "cuda" else None
+        write(dict(mode="dense", graph=spec, nodes=num_nodes, projections=k, step_ms=round(step_ms, 4),
+                   host_us=None if host_us is None else round(host_us, 1), width=args.width, loss=args.loss,
+                   device=str(device)))
+        lines.append([str(k), cell(step_ms, "ms"), cell(host_us, "ms"), used_by])
+        del step
+        free_memory(device)
+    print_columns(lines)
+    print()
+
+
 # ---- command line ----------------------------------------------------------------------------------------
 
 
@@ -417,6 +459,8 @@ def parse_args(argv=None):
     parser.add_argument("--json", metavar="PATH", help="write one JSON object per (graph, layer, backend)")
     parser.add_argument("--overhead", action="store_true", help="measure host overhead per GCN call instead")
     parser.add_argument("--calls", type=int, default=1000, help="calls in the --overhead loop")
+    parser.add_argument("--dense", action="store_true",
+                        help="time the dense part of a step alone (the same torch code in both backends) instead")
     args = parser.parse_args(argv)
     if args.width % args.heads:
         parser.error(f"--width {args.width} is not a multiple of --heads {args.heads}")
@@ -448,7 +492,7 @@ def main(argv=None) -> int:
           f"torch {torch.__version__}, gnnjit {gnnjit.__version__}, F={args.width}, heads={args.heads}, "
           + (f"{args.calls} calls per loop" if args.overhead else
              f"loss {args.loss}, median of {args.iters} after {args.warmup} warm-ups") + "\n")
-    run_graph = overhead_graph if args.overhead else bench_graph
+    run_graph = overhead_graph if args.overhead else dense_graph if args.dense else bench_graph
     for spec in args.graphs:
         try:
             run_graph(spec, args, device, write)
