@@ -5,6 +5,7 @@
     python examples/bench_torch.py --graphs tolokers --layers gcn gatv2 --json bench.jsonl
     python examples/bench_torch.py --overhead                        # host microseconds per GCN call (tolokers)
     python examples/bench_torch.py --dense                           # the dense part of a step alone: the bound
+    python examples/bench_torch.py --step-parts --layers gcn         # host us of each part of a step (tolokers)
     python scripts/plot_bench.py bench.jsonl                         # charts, with ../shared/baselines' anchors
 
 Method (as ../shared/baselines/pyg_baseline.py): fp32, F = --width random features (x.requires_grad, so
@@ -440,6 +441,72 @@ def dense_graph(spec, args, device, write) -> None:
     print()
 
 
+# ---- where a step's host time goes ---------------------------------------------------------------------
+
+DENSE_PROJECTIONS = {"gcn": 1, "gat": 1, "gatv2": 2, "sage-max": 2, "transformer": 4}
+
+
+def step_part_calls(layer, num_nodes, edge_index, x, args, device) -> dict:
+    """{part: call} for gnnjit's `layer`: the step, its forward with and without autograd, its backward alone
+    (autograd.grad from a kept output, with a dense and with out.sum()'s stride-0 gradient), and the dense
+    part alone."""
+    conv = build_conv("gnnjit", layer, args, device)
+    step = training_step(conv, x, edge_index, LOSSES[args.loss])
+    out = conv(x, edge_index)
+    dense_grad = torch.ones_like(out)
+    summed_grad = torch.ones((), device=device).expand_as(out)  # what out.sum() gives the output
+
+    def forward_with_grad():
+        clear_grads(conv, x)
+        conv(x, edge_index)
+
+    def backward_of(grad):
+        return lambda: torch.autograd.grad(out, [x, *conv.parameters()], grad, retain_graph=True)
+
+    return {
+        "step": step,
+        "forward, autograd on": forward_with_grad,
+        "forward, no_grad": forward_only(conv, x, edge_index),
+        "backward, dense gradient": backward_of(dense_grad),
+        "backward, stride-0 gradient": backward_of(summed_grad),
+        "dense part alone (step)": dense_step(num_nodes, DENSE_PROJECTIONS[layer], args, device),
+    }
+
+
+def step_parts_graph(spec, args, device, write) -> None:
+    num_nodes, edge_index = load_graph(spec, device)
+    print(graph_summary(spec, num_nodes, edge_index))
+    print(f"host us per call of each part of gnnjit's training step, {args.calls} calls in a loop after warm-up "
+          f"(F={args.width}, loss {args.loss}); 'engine thread off': the same with the autograd engine's "
+          "multithreading off (the backward on the calling thread)")
+    x = random_features(num_nodes, args.width, device, requires_grad=True)
+    lines = [["layer", "part", "host us", "engine thread off"]]
+    for layer in args.layers:
+        try:
+            calls = step_part_calls(layer, num_nodes, edge_index, x, args, device)
+        except Exception as error:
+            lines.append([layer, "-", "-", first_line(error)])
+            continue
+        for part, call in calls.items():
+            times = []
+            for threads in (True, False):
+                torch.autograd.set_multithreading_enabled(threads)
+                try:
+                    for _ in range(max(args.warmup, 10)):
+                        call()
+                    times.append(host_us_per_call(call, args.calls, device)[0])
+                finally:
+                    torch.autograd.set_multithreading_enabled(True)
+            write(dict(mode="step-parts", graph=spec, layer=layer, part=part, host_us=round(times[0], 1),
+                       host_us_engine_thread_off=round(times[1], 1), calls=args.calls, width=args.width,
+                       loss=args.loss, device=str(device)))
+            lines.append([layer, part, cell(times[0], "ms"), cell(times[1], "ms")])
+        x.grad = None
+        free_memory(device)
+    print_columns(lines)
+    print()
+
+
 # ---- command line ----------------------------------------------------------------------------------------
 
 
@@ -461,10 +528,12 @@ def parse_args(argv=None):
     parser.add_argument("--calls", type=int, default=1000, help="calls in the --overhead loop")
     parser.add_argument("--dense", action="store_true",
                         help="time the dense part of a step alone (the same torch code in both backends) instead")
+    parser.add_argument("--step-parts", action="store_true",
+                        help="host time of each part of gnnjit's training step instead (tolokers by default)")
     args = parser.parse_args(argv)
     if args.width % args.heads:
         parser.error(f"--width {args.width} is not a multiple of --heads {args.heads}")
-    args.graphs = args.graphs or ([OVERHEAD_GRAPH] if args.overhead else DEFAULT_GRAPHS)
+    args.graphs = args.graphs or ([OVERHEAD_GRAPH] if args.overhead or args.step_parts else DEFAULT_GRAPHS)
     return args
 
 
@@ -492,7 +561,8 @@ def main(argv=None) -> int:
           f"torch {torch.__version__}, gnnjit {gnnjit.__version__}, F={args.width}, heads={args.heads}, "
           + (f"{args.calls} calls per loop" if args.overhead else
              f"loss {args.loss}, median of {args.iters} after {args.warmup} warm-ups") + "\n")
-    run_graph = overhead_graph if args.overhead else dense_graph if args.dense else bench_graph
+    modes = {"overhead": overhead_graph, "dense": dense_graph, "step_parts": step_parts_graph}
+    run_graph = next((modes[m] for m in modes if getattr(args, m)), bench_graph)
     for spec in args.graphs:
         try:
             run_graph(spec, args, device, write)
