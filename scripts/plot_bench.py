@@ -105,11 +105,11 @@ def read_jsonl(path: Path):
 
 def read_measured(paths):
     """({(graph, layer, backend): record}, {graph: record with nodes/edges/device}) of bench_torch.py's
-    training-step records (overhead records are skipped)."""
+    training-step records (the other modes' records, which carry a "mode", are skipped)."""
     results, graphs = {}, {}
     for path in paths:
         for r in read_jsonl(Path(path)):
-            if r.get("mode") == "overhead" or not {"graph", "layer", "backend"} <= r.keys():
+            if r.get("mode") or not {"graph", "layer", "backend"} <= r.keys():
                 continue
             graph = canonical(r["graph"])
             results[(graph, r["layer"], r["backend"])] = r
