@@ -105,7 +105,7 @@ namespace {
 /// lanes' padding) when the backward reads it, an alias of the output that
 /// holds it where there is one.
 void listStageSaved(PassPlan &plan, size_t k, const AggregationStage &s) {
-  plan.saved.push_back({savedLseName(k), s.aggregate->shape().heads, false, false});
+  plan.saved.push_back({savedLseName(k), s.aggregate->shape().heads, false, false, {}});
   if (!plan.savedValueOf.count(s.aggregate.get()))
     return;
   const std::string name = savedValueName(k);

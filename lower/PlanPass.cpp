@@ -314,7 +314,7 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
   if (pass == Pass::Backward) {
     fuseAttentionSums(context);
     for (size_t k : withArgs)
-      plan.saved.push_back({savedArgsName(k), lowered.forward[k].aggregate->shape().size(), false, true});
+      plan.saved.push_back({savedArgsName(k), lowered.forward[k].aggregate->shape().size(), false, true, {}});
     listAttentionSaved(context);
   }
   planNodeOutputs(context);

@@ -104,7 +104,7 @@ void planReductionStage(PlanContext &c, size_t k, const ReductionConfig &config,
   step.kernels = tiledEntries(c.entryBase(step.label), config, width);
   writeResult(c, k, step);
   if (!savedArgs.empty())
-    c.plan.saved.push_back({savedArgs, width, false, true});
+    c.plan.saved.push_back({savedArgs, width, false, true, {}});
   c.plan.steps.push_back(std::move(step));
 }
 
