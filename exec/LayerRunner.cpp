@@ -163,18 +163,24 @@ std::vector<SavedValue> LayerRunner::savedValues() {
   return out;
 }
 
+size_t LayerRunner::passInputCount(Pass pass) const {
+  return lowered_.layer.inputs().size() + (pass == Pass::Backward ? lowered_.backward.plan.outputGradients.size() : 0);
+}
+
+const InputDecl &LayerRunner::passInput(Pass pass, size_t k) const {
+  const std::vector<InputPtr> &inputs = lowered_.layer.inputs();
+  if (k >= passInputCount(pass))
+    throwInternalError("layer {}: binding {} of a pass with {}", lowered_.layer.name(), k, passInputCount(pass));
+  return k < inputs.size() ? *inputs[k] : *lowered_.backward.plan.outputGradients[k - inputs.size()];
+}
+
 bool LayerRunner::checkInputs(Pass pass, const DeviceTensors &inputs) const {
   const std::string &layer = lowered_.layer.name();
   const int64_t n = graph_.numNodes();
-  const std::vector<InputPtr> &inputDecls = lowered_.layer.inputs();
-  const std::vector<InputPtr> &gradientDecls = lowered_.backward.plan.outputGradients;
-  const size_t expected = inputDecls.size() + (pass == Pass::Backward ? gradientDecls.size() : 0);
-  auto declAt = [&](size_t k) -> const InputPtr & {
-    return k < inputDecls.size() ? inputDecls[k] : gradientDecls[k - inputDecls.size()];
-  };
+  const size_t expected = passInputCount(pass);
   bool aligned = true;
   for (size_t k = 0; k < expected; ++k) {
-    const InputPtr &decl = declAt(k);
+    const InputDecl *decl = &passInput(pass, k);
     const auto it = inputs.find(decl->name);
     if (it == inputs.end())
       throwUserError("layer {}: no binding for input '{}'", layer, decl->name);
@@ -198,7 +204,7 @@ bool LayerRunner::checkInputs(Pass pass, const DeviceTensors &inputs) const {
     for (const auto &[name, t] : inputs) {
       bool known = false;
       for (size_t k = 0; k < expected && !known; ++k)
-        known = declAt(k)->name == name;
+        known = passInput(pass, k).name == name;
       if (!known)
         throwUserError("layer {}: binding '{}' names no input of the {} pass", layer, name,
                        pass == Pass::Forward ? "forward" : "backward");

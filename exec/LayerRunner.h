@@ -117,6 +117,10 @@ public:
   /// call.results. The runner keeps only scratch between kernels.
   const DeviceTensors &forward(const DeviceTensors &inputs, CallBuffers &call, cudaStream_t stream = nullptr);
   const DeviceTensors &backward(const DeviceTensors &inputs, CallBuffers &call, cudaStream_t stream = nullptr);
+  /// The bindings a pass takes, in order: the layer's inputs, then for the
+  /// backward "d_<output>" of each output.
+  size_t passInputCount(Pass pass) const;
+  const dsl::InputDecl &passInput(Pass pass, size_t k) const;
   /// What the forward saves for the backward (planned and compiled on first
   /// use, for inputs whose rows allow vector loads).
   std::vector<SavedValue> savedValues();

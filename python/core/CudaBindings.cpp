@@ -223,14 +223,8 @@ private:
   std::unique_ptr<Slots> makeSlots(lower::Pass pass) {
     auto slots = std::make_unique<Slots>();
     const bool backward = pass == lower::Pass::Backward;
-    std::vector<std::string> names;
-    for (const dsl::InputPtr &input : lowered_.layer.inputs())
-      names.push_back(input->name);
-    if (backward)
-      for (const dsl::InputPtr &g : lowered_.backward.plan.outputGradients)
-        names.push_back(g->name);
-    for (const std::string &name : names)
-      slots->inputs.push_back(&slots->bound[name]);
+    for (size_t k = 0; k < runner_->passInputCount(pass); ++k)
+      slots->inputs.push_back(&slots->bound[runner_->passInput(pass, k).name]);
     for (const lower::Target &t : runner_->program(pass).plan.targets) {
       const graph::Graph &g = graph_.graph->host();
       exec::DeviceTensor &r = slots->buffers.results[t.name];

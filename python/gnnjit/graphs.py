@@ -23,16 +23,15 @@ from gnnjit import _core
 CACHE_SIZE = 8
 
 
-def _key_part(t: Optional[torch.Tensor]):
-    if t is None:
-        return None
-    return (t.data_ptr(), t.shape, t.stride(), t.device, t.dtype, t._version)  # all hashable as they are
-
-
 def _identity(t: Optional[torch.Tensor]):
     """What of the same tensor object can change in place: its data (set_), shape and strides (resize_,
     as_strided_) and values (its version counter); its device and dtype cannot."""
     return None if t is None else (t.data_ptr(), t._version, t.shape, t.stride())
+
+
+def _key_part(t: Optional[torch.Tensor]):
+    """What keys a tensor's graph: its identity, device and dtype (all hashable as they are)."""
+    return None if t is None else (*_identity(t), t.device, t.dtype)
 
 
 class CachedGraph:
@@ -51,13 +50,6 @@ class CachedGraph:
         if g is None:
             g = self._device_graphs[device] = _core.DeviceGraph(self.graph, device)
         return g
-
-    def cuda_layer(self, key, make) -> "_core.CudaLayer":
-        """The layer runner cached under `key`, made by make(self) the first time."""
-        layer = self.layers.get(key)
-        if layer is None:
-            layer = self.layers[key] = make(self)
-        return layer
 
 
 class GraphCache:
@@ -110,8 +102,9 @@ class GraphCache:
                 self._entries.popitem(last=False)
         # The tensors are held by the entry while it is cached (so their identity is theirs); an evicted entry
         # is never found here again.
-        self._last = (edge_index, edge_weight, num_nodes, self_loops, _identity(edge_index), _identity(edge_weight),
-                      entry) if self._entries.get(key) is entry else None
+        self._last = (edge_index, edge_weight, num_nodes, self_loops, key[0][:4], key[1] and key[1][:4], entry)
+        if key not in self._entries:  # a cache of size 0
+            self._last = None
         return entry
 
     def clear(self) -> None:

@@ -158,13 +158,7 @@ class _CudaRun:
         forward = self.runner.results(False)
         self.forward_shapes = [(rows, width) for _, rows, width in forward]
         self.output_slots = [[name for name, _, _ in forward].index(n) for n in self.output_names]
-        positions = torch.int32 if graph.graph.index_type == "int32" else torch.int64
-        nodes = graph.graph.num_nodes
-        self.saved_shapes = [
-            ((nodes, width), positions if is_positions else torch.float32)
-            for _, width, is_positions, alias in saved_layout(spec)
-            if not alias
-        ]
+        self.saved_shapes = _saved_shapes(spec, graph.graph.num_nodes, graph.graph.index_type)
         self._backward = None
 
     @property
@@ -198,7 +192,7 @@ def _cuda_run(spec: str, layer: _core.Layer, entry: CachedGraph, device: torch.d
     key = (spec, index, deterministic)
     run = entry.layers.get(key)
     if run is None:
-        run = entry.cuda_layer(key, lambda e: _CudaRun(spec, layer, e, index, deterministic))
+        run = entry.layers[key] = _CudaRun(spec, layer, entry, index, deterministic)
     return run
 
 
@@ -220,15 +214,21 @@ def _flat_args(tensors: list[Tensor], flat: list) -> list[Tensor]:
     return rows
 
 
-def _new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> list[Tensor]:
-    """Tensors for the values the forward saves (not those aliasing an output): floats, or CSR positions of the
-    graph's index type."""
-    positions = torch.int32 if index_type(edge_index, num_nodes) == "int32" else torch.int64
+def _saved_shapes(spec: str, num_nodes: int, index: str) -> list[tuple]:
+    """(shape, dtype) of each value the forward saves that aliases no output: floats, or CSR positions of the
+    graph's index type `index`."""
+    positions = torch.int32 if index == "int32" else torch.int64
     return [
-        like.new_empty((num_nodes, width), dtype=positions if is_positions else torch.float32)
+        ((num_nodes, width), positions if is_positions else torch.float32)
         for _, width, is_positions, alias in saved_layout(spec)
         if not alias
     ]
+
+
+def _new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> list[Tensor]:
+    """Tensors for the values the forward saves (not those aliasing an output)."""
+    return [like.new_empty(shape, dtype=dtype) for shape, dtype in _saved_shapes(spec, num_nodes,
+                                                                                  index_type(edge_index, num_nodes))]
 
 
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -266,20 +266,19 @@ def _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, i
         with torch.cuda.device(device):
             return _forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed)
     r = _cuda_run(spec, layer, _entry(edge_index, edge_weight, num_nodes, self_loops), device)
-    return _run_forward(r, inputs, seed, device)
+    return _run_forward(r, inputs, seed)
 
 
-def _run_forward(r: _CudaRun, inputs: list[Tensor], seed, device: torch.device) -> list[Tensor]:
+def _run_forward(r: _CudaRun, inputs: list[Tensor], seed) -> list[Tensor]:
     """The forward's outputs in the layer's order, then the values it saves; one flat call into the runner."""
     flat = []
-    kept = _flat_args(inputs, flat)  # read through pointers: nothing here is recorded by autograd
-    dev = r.device
-    results = [torch.empty(shape, dtype=torch.float32, device=dev) for shape in r.forward_shapes]
-    saved = [torch.empty(shape, dtype=dtype, device=dev) for shape, dtype in r.saved_shapes]
+    rows = _flat_args(inputs, flat)  # read through pointers (nothing here is recorded by autograd); kept to the call
+    results = [torch.empty(shape, dtype=torch.float32, device=r.device) for shape in r.forward_shapes]
+    saved = [torch.empty(shape, dtype=dtype, device=r.device) for shape, dtype in r.saved_shapes]
     flat += [t.data_ptr() for t in results]
     flat += [t.data_ptr() for t in saved]
-    r.runner.call(False, flat, _stream(device), _seed_value(seed))
-    del kept  # the copies _flat_args made stay alive until their reads are queued
+    r.runner.call(False, flat, _stream(r.device), _seed_value(seed))
+    del rows
     return [results[k] for k in r.output_slots] + saved
 
 
@@ -293,14 +292,14 @@ def _backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, 
     r = _cuda_run(spec, layer, _entry(edge_index, edge_weight, num_nodes, self_loops), device)
     shapes, slots = r.backward_results
     flat = []
-    kept = _flat_args(inputs, flat)
-    kept += _flat_args([d if d.dtype == torch.float32 else d.to(torch.float32) for d in grad_outputs], flat)
+    rows = _flat_args(inputs, flat)  # kept to the call
+    rows += _flat_args([d if d.dtype == torch.float32 else d.to(torch.float32) for d in grad_outputs], flat)
     results = [torch.empty(shape, dtype=torch.float32, device=r.device) for shape in shapes]
     flat += [t.data_ptr() for t in results]
     for t in saved:
         flat += (t.data_ptr(), t.numel() * t.element_size())
-    r.runner.call(True, flat, _stream(device), _seed_value(seed))
-    del kept  # the copies _flat_args made stay alive until their reads are queued
+    r.runner.call(True, flat, _stream(r.device), _seed_value(seed))
+    del rows
     return [results[k] if k is not None else torch.zeros_like(t) for k, t in zip(slots, inputs)]
 
 
