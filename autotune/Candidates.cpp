@@ -1,6 +1,5 @@
 #include "autotune/Candidates.h"
 
-#include "autotune/ConfigJson.h"
 #include "dsl/Printer.h"
 #include "exec/Program.h"
 
@@ -40,25 +39,6 @@ const lower::RowTiling *tilingOf(const StageConfig &c) {
   if (const auto *a = std::get_if<lower::AttentionConfig>(&c))
     return a;
   return nullptr;
-}
-
-/// Segments mean nothing without heavy rows: one identity for all of them.
-StageConfig normalized(StageConfig c) {
-  const auto reset = [](lower::RowTiling &t) {
-    if (t.heavyThreshold == 0) {
-      const lower::RowTiling plain;
-      t.segmentLength = plain.segmentLength;
-      t.segmentGroup = t.group;
-      t.segmentChunks = t.chunks;
-    }
-  };
-  std::visit(
-      [&](auto &config) {
-        if constexpr (std::is_base_of_v<lower::RowTiling, std::decay_t<decltype(config)>>)
-          reset(config);
-      },
-      c);
-  return c;
 }
 
 /// The rule asked under every combination of forced per-stage knobs of
@@ -209,11 +189,12 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
     // The distinct configs the model keeps, planned in parallel (planning
     // and emitting is the cost here: over a millisecond each), then kept in
     // order unless their kernels repeat an earlier candidate's.
-    std::set<std::string> seen;
+    std::vector<StageConfig> seen; // normalized
     std::vector<Candidate> toPlan;
     for (const StageConfig &c : configs) {
-      if (!seen.insert(configJson(normalized(c)).dump()).second)
+      if (std::find(seen.begin(), seen.end(), lower::normalized(c)) != seen.end())
         continue;
+      seen.push_back(lower::normalized(c));
       Candidate candidate(c, configLabel(c));
       const bool isRule = &c == &configs.front();
       if (!isRule && !exhaustive)

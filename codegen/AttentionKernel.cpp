@@ -24,53 +24,6 @@ using Mode = lower::AttentionStep::Mode;
 
 namespace {
 
-/// The per-head sums over the head dim that a step's expressions read, split
-/// by where their operands live: the row's own node (computed once per row)
-/// or the edge and its other end (per edge). Each is computed by the lanes
-/// of its head and reduced across them.
-struct HeadSums {
-  std::vector<ExprPtr> row, edge;
-};
-
-class HeadSumCollector {
-public:
-  HeadSumCollector(Shape shape, Level rowLevel, const std::map<const ExprNode *, int> &inBuffers)
-      : shape_(shape), rowLevel_(rowLevel), inBuffers_(inBuffers) {}
-
-  void visit(const ExprPtr &e) {
-    if (!seen_.insert(e.get()).second || inBuffers_.count(e.get()))
-      return; // done, or computed by an earlier step
-    if (isHeadSum(*e)) {
-      const Level at = e->level();
-      (at == rowLevel_ || at == Level::Global ? sums_.row : sums_.edge).push_back(e);
-      return;
-    }
-    if (const auto *saved = dyn_cast<Saved>(e.get())) {
-      // alpha is recomputed from its score; a recomputable forward value is
-      // emitted in place; other saved values are read from buffers.
-      if (saved->what() == SavedKind::SoftmaxProb)
-        visit(saved->forward()->operands()[0]);
-      else if (saved->what() == SavedKind::Value && !lower::readsComputed(saved->forward()))
-        visit(saved->forward());
-      return;
-    }
-    if (isa<Aggregate>(e.get()))
-      return; // read from a buffer
-    for (const ExprPtr &op : e->operands())
-      visit(op);
-  }
-  HeadSums sums() const { return sums_; }
-
-private:
-  bool isHeadSum(const ExprNode &n) const { return lower::isLaneSum(n, shape_); }
-
-  Shape shape_;
-  Level rowLevel_;
-  const std::map<const ExprNode *, int> &inBuffers_;
-  std::set<const ExprNode *> seen_;
-  HeadSums sums_;
-};
-
 /// Writes one attention module: the Ops struct, then an entry per skeleton.
 class AttentionWriter {
 public:
@@ -81,34 +34,25 @@ public:
     places_.savedLse = plan.savedLseOf;
     places_.savedValues = plan.savedValueOf;
     if (step.mode == Mode::HeadSums) {
-      for (const auto &[sum, scratch] : step.headSums) {
+      for (const auto &[sum, scratch] : step.headSums)
         places_.inBuffers.erase(sum.get()); // computed here
-        sums_.row.push_back(sum);
-      }
       return;
     }
     for (const lower::AttentionOutput &o : step.outputs)
       messages_.push_back(step.mode == Mode::Softmax ? o.stage.value : cast<Aggregate>(o.stage.aggregate.get())->message());
     if (messages_.empty() || !messages_.front())
       throwInternalError("attention step {} without a message", step.label);
-    HeadSumCollector collect(shape_, step.direction == lower::Direction::In ? Level::Dst : Level::Src,
-                             places_.inBuffers);
-    if (step.mode == Mode::Softmax)
-      collect.visit(step.outputs[0].stage.score);
-    for (const ExprPtr &m : messages_)
-      collect.visit(m);
-    sums_ = collect.sums();
   }
 
   GeneratedModule write() {
     ParamList ops;
     SourceWriter members;
     members.line("static constexpr int kHeadDim = RDIM; // the skeleton's stores map lanes to columns by it");
-    terms(members, ops, false, sums_.row);
+    terms(members, ops, false, step_.rowSums);
     if (step_.mode == Mode::HeadSums) {
       sumRows(members, ops);
     } else {
-      terms(members, ops, true, sums_.edge);
+      terms(members, ops, true, step_.edgeSums);
       if (step_.mode == Mode::Softmax)
         score(members, ops);
       message(members, ops);
@@ -129,16 +73,18 @@ public:
     out.line("constexpr int NO = {}, NE = {}, PER_HEAD = {};", std::max<size_t>(1, step_.rowOutputs()), edgeSumOutputs(),
              perHeadMask());
     out.line("constexpr int NT = {}, NR = {}; // per-head sums per edge, per row (at least 1)",
-             std::max<size_t>(1, sums_.edge.size()), std::max<size_t>(1, sums_.row.size()));
+             std::max<size_t>(1, step_.edgeSums.size()), std::max<size_t>(1, step_.rowSums.size()));
     out.line("constexpr bool SOFTMAX = {}, SAVE_VALUE = {};", step_.mode == Mode::Softmax ? "true" : "false",
              step_.savedValue.empty() ? "false" : "true");
+    if (step_.mode == Mode::Softmax || step_.mode == Mode::Sum)
+      writeMergeCheck(out, step_.merge, t_.heavyThreshold,
+                      "gnnjit::device::attendSegmentFloats<F, LDIM, NO, SOFTMAX>()");
     writeOpsStruct(out, plan_.layer, what(), ops, members);
     GeneratedModule module;
     module.name = fmt::format("{}_{}", plan_.layer, step_.label);
-    size_t finished = 0;
     for (const lower::KernelEntry &e : step_.kernels) {
-      if (e.launch.kind == lower::LaunchRule::Kind::ElementBlocks) {
-        module.kernels.push_back(writeFinishEntry(out, e, finished++));
+      if (e.role == lower::KernelRole::Finish) {
+        module.kernels.push_back(writeFinishEntry(out, e));
         continue;
       }
       out.blank();
@@ -149,7 +95,7 @@ public:
                           : step_.mode == Mode::Sum     ? "sum (alpha from the saved log-sum-exp)"
                           : step_.mode == Mode::EdgeSum ? "sum over edge ranges"
                                                         : "per-head sums at nodes";
-    info.tuning["head_sums"] = fmt::format("{} per row, {} per edge", sums_.row.size(), sums_.edge.size());
+    info.tuning["head_sums"] = fmt::format("{} per row, {} per edge", step_.rowSums.size(), step_.edgeSums.size());
     if (step_.mode == Mode::EdgeSum)
       info.degreeBucket = fmt::format("every edge, in ranges of {} consecutive CSR positions", t_.rangeEdges);
     module.source = withProvenance(info, out.str());
@@ -219,10 +165,10 @@ private:
     auto em = std::make_unique<Emitting>();
     em->places = places_;
     if (sumsInVariables) {
-      for (size_t k = 0; k < sums_.row.size(); ++k)
-        em->places.inVariables[sums_.row[k].get()] = fmt::format("r[{}]", k);
-      for (size_t k = 0; k < sums_.edge.size(); ++k)
-        em->places.inVariables[sums_.edge[k].get()] = fmt::format("e[{}]", k);
+      for (size_t k = 0; k < step_.rowSums.size(); ++k)
+        em->places.inVariables[step_.rowSums[k].get()] = fmt::format("r[{}]", k);
+      for (size_t k = 0; k < step_.edgeSums.size(); ++k)
+        em->places.inVariables[step_.edgeSums[k].get()] = fmt::format("e[{}]", k);
     }
     em->context = kernelContext(ops, em->places);
     em->context.doubleSums = true;
@@ -231,14 +177,13 @@ private:
       auto scalar = em->context.readInput;
       Emitting *self = em.get();
       em->context.readInput = [this, self, scalar, &w, &ops](const InputDecl &in, Level at,
-                                                             const std::string &offset) -> std::string {
+                                                             const ElementIndex &element) -> std::string {
         // (A node input of the lanes' width read at the lanes' element: its
         // own [heads, dim] or a flat row viewed as them, d_out.)
-        if ((at == Level::Src || at == Level::Dst) && in.shape.size() == shape_.size())
-          for (int v = 0; v < t_.vec; ++v)
-            if (offset == fmt::format("(h) * {} + (d0 + {})", shape_.dim, v))
-              return fmt::format("{}[{}]", vectorOf(*self, w, ops, in, at), v);
-        return scalar(in, at, offset);
+        if ((at == Level::Src || at == Level::Dst) && in.shape.size() == shape_.size() && element.lane >= 0 &&
+            element.dim == shape_.dim)
+          return fmt::format("{}[{}]", vectorOf(*self, w, ops, in, at), element.lane);
+        return scalar(in, at, element);
       };
     }
     return em;
@@ -287,7 +232,7 @@ private:
     std::vector<std::string> lane(sums.size());
     for (int v = 0; v < t_.vec; ++v)
       for (size_t k = 0; k < sums.size(); ++k) {
-        const std::string term = emitter.element(sums[k]->operands()[0], "h", fmt::format("d0 + {}", v));
+        const std::string term = emitter.element(sums[k]->operands()[0], "h", fmt::format("d0 + {}", v), v);
         if (v == 0) {
           lane[k] = w.fresh("lane");
           w.line("float {} = {};", lane[k], term);
@@ -329,7 +274,7 @@ private:
         continue;
       }
       for (int v = 0; v < t_.vec; ++v)
-        w.line("m[{}][{}] = {};", k, v, emitter.element(messages_[k], "h", fmt::format("d0 + {}", v)));
+        w.line("m[{}][{}] = {};", k, v, emitter.element(messages_[k], "h", fmt::format("d0 + {}", v), v));
     }
   }
 
@@ -338,9 +283,10 @@ private:
     auto fn = w.scope("GNNJIT_DEVICE float *sumRow(int k, long long row) const");
     for (size_t k = 0; k < step_.headSums.size(); ++k) {
       const int scratch = step_.headSums[k].second;
-      const std::string ref = std::to_string(scratch);
-      const std::string data = ops.use(ParamKind::AggregateData, ref, aggregateParamName(scratch), "float* __restrict__");
-      const std::string ld = ops.use(ParamKind::AggregateStride, ref, aggregateStrideName(scratch), "long long");
+      const std::string data =
+          ops.useScratch(ParamKind::AggregateData, scratch, aggregateParamName(scratch), "float* __restrict__");
+      const std::string ld =
+          ops.useScratch(ParamKind::AggregateStride, scratch, aggregateStrideName(scratch), "long long");
       w.line("if (k == {}) return {} + row * {};", k, data, ld);
     }
     w.line("return nullptr;");
@@ -355,9 +301,9 @@ private:
   }
 
   /// The ranges' partials added in order into the global scratch buffer;
-  /// in a Sum step, the groups' partials of its `finished`-th sum over all
-  /// edges (after the elements of the sums before it).
-  GeneratedKernel writeFinishEntry(SourceWriter &out, const lower::KernelEntry &e, size_t finished) const {
+  /// in a Sum step, the groups' partials of the sum over all edges the
+  /// entry names (after the elements of the sums before it).
+  GeneratedKernel writeFinishEntry(SourceWriter &out, const lower::KernelEntry &e) const {
     ParamList params;
     const bool fused = step_.mode == Mode::Sum;
     const std::string partials =
@@ -365,11 +311,11 @@ private:
               : params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
     const std::string count = fused ? params.use(ParamKind::NumSumPartials, "", "num_sum_partials", "long long")
                                     : params.use(ParamKind::NumPartials, "", "num_partials", "long long");
-    const size_t k = fused ? step_.rowOutputs() + finished : 0;
+    const size_t k = fused ? e.output : 0;
     const int64_t before = fused ? step_.edgeSumWidth(k) : 0; // elements of the sums before this one
     const int aggregate = step_.outputs[k].aggregate;
-    const std::string sum = params.use(ParamKind::AggregateData, std::to_string(aggregate),
-                                       aggregateParamName(aggregate), "float* __restrict__");
+    const std::string sum =
+        params.useScratch(ParamKind::AggregateData, aggregate, aggregateParamName(aggregate), "float* __restrict__");
     out.blank();
     auto fn = out.scope("{}", kernelSignature(e.entry, e.launch.block, params));
     const std::string from = before == 0 ? partials : fmt::format("{} + {}LL * {}", partials, before, count);
@@ -458,7 +404,6 @@ private:
   std::string base_;
   LeafPlaces places_;
   std::vector<ExprPtr> messages_; ///< per output: the value (forward) or message
-  HeadSums sums_;
 };
 
 } // namespace

@@ -12,8 +12,17 @@ using llvm::cast;
 
 std::string floatLiteral(double value) { return fmt::format("float({:.17g})", value); }
 
-std::string ExprEmitter::element(const ExprPtr &e, const std::string &h, const std::string &d) {
+std::string ElementIndex::flat() const { return fmt::format("({}) * {} + ({})", h, dim, d); }
+
+std::string ExprEmitter::element(const ExprPtr &e, const std::string &h, const std::string &d, int lane) {
+  laneH_ = h;
+  laneD_ = d;
+  lane_ = lane;
   return operand(e, h, d);
+}
+
+ElementIndex ExprEmitter::indexOf(const std::string &h, const std::string &d, int64_t dim) const {
+  return {h, d, dim, lane_ >= 0 && h == laneH_ && d == laneD_ ? lane_ : -1};
 }
 
 /// Element (h, d) of an operand that may broadcast: size-1 axes read 0.
@@ -88,7 +97,7 @@ std::string ExprEmitter::emit(const ExprNode &n, const std::string &h, const std
   std::string code;
   switch (n.kind()) {
   case NodeKind::InputRef:
-    code = ctx_.readInput(*cast<InputRef>(&n)->input(), n.level(), offset);
+    code = ctx_.readInput(*cast<InputRef>(&n)->input(), n.level(), indexOf(h, d, n.shape().dim));
     break;
   case NodeKind::GraphValue:
     code = ctx_.graphValue(*cast<GraphValue>(&n), h);
@@ -132,7 +141,7 @@ std::string ExprEmitter::emit(const ExprNode &n, const std::string &h, const std
   case NodeKind::Reshape: {
     const Shape from = n.operands()[0]->shape();
     if (const auto *ref = llvm::dyn_cast<InputRef>(n.operands()[0].get()); ref && ctx_.flatInputViews) {
-      code = ctx_.readInput(*ref->input(), n.operands()[0]->level(), offset);
+      code = ctx_.readInput(*ref->input(), n.operands()[0]->level(), indexOf(h, d, n.shape().dim));
       break;
     }
     const std::string flat = w_.fresh("flat");

@@ -14,10 +14,24 @@
 
 namespace gnnjit::codegen {
 
+/// The element of a [heads, dim] value an input is read at: head `h` and
+/// column `d` (C int expressions) of a row of `dim` columns per head.
+struct ElementIndex {
+  std::string h, d;
+  int64_t dim = 1;
+  /// >= 0: (h, d) are the ones a caller asked for with ExprEmitter::element's
+  /// `lane` (element d0 + lane of the head a kernel's lanes hold), no
+  /// broadcast or loop between; the caller may read it from a vector it
+  /// loaded. -1 otherwise.
+  int lane = -1;
+  /// The flat element, "(h) * dim + (d)": an int expression in [0, heads * dim).
+  std::string flat() const;
+};
+
 struct ExprEmitContext {
-  /// C expression reading element `offset` (an int expression in [0, heads *
-  /// dim)) of an input at a level: e.g. "x[(long long)j * 32 + (offset)]".
-  std::function<std::string(const dsl::InputDecl &, dsl::Level, const std::string &offset)> readInput;
+  /// C expression reading element `at` of an input at a level: e.g.
+  /// "x[(long long)j * 32 + (flat)]".
+  std::function<std::string(const dsl::InputDecl &, dsl::Level, const ElementIndex &element)> readInput;
   /// C expression of a graph quantity at its level (e.g. "in_degree[j]"),
   /// of head `h` (an int expression) where it has heads.
   std::function<std::string(const dsl::GraphValue &, const std::string &h)> graphValue;
@@ -37,10 +51,10 @@ struct ExprEmitContext {
   /// of two dot products, computed by different kernels, then cancels exactly
   /// where it should).
   bool doubleSums = false;
-  /// A reshaped input is read at the reshape's own offset (element (h, d)
-  /// of the view is flat element h x dim + d of the input's row), one
-  /// expression a caller's readInput can recognize, rather than through a
-  /// flat index variable.
+  /// A reshaped input is read at the reshape's own element (element (h, d)
+  /// of the view is flat element h x dim + d of the input's row), which a
+  /// caller's readInput can take from a vector, rather than through a flat
+  /// index variable.
   bool flatInputViews = false;
 };
 
@@ -52,15 +66,23 @@ public:
   /// expressions) and returns the name of the float variable holding it.
   /// Values emitted earlier at the same scope for the same (node, h, d) are
   /// reused; call forget() when leaving the scope they were emitted in.
-  std::string element(const dsl::ExprPtr &e, const std::string &h, const std::string &d);
+  /// `lane` >= 0 names (h, d) as element d0 + lane of a kernel's lanes
+  /// (ElementIndex::lane) wherever an input is read at them.
+  std::string element(const dsl::ExprPtr &e, const std::string &h, const std::string &d, int lane = -1);
   void forget() { cache_.clear(); }
 
 private:
   std::string emit(const dsl::ExprNode &n, const std::string &h, const std::string &d);
   std::string operand(const dsl::ExprPtr &op, const std::string &h, const std::string &d);
 
+  /// The input read at (h, d) of a node of `dim` columns per head.
+  ElementIndex indexOf(const std::string &h, const std::string &d, int64_t dim) const;
+
   SourceWriter &w_;
   ExprEmitContext ctx_;
+  /// The element the last element() call named a lane's, and which lane.
+  std::string laneH_, laneD_;
+  int lane_ = -1;
   std::map<std::tuple<const dsl::ExprNode *, std::string, std::string>, std::string> cache_;
 };
 

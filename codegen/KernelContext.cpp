@@ -46,7 +46,8 @@ std::string attentionDropoutFactor(ParamList &params, const LeafPlaces &places, 
 
 ExprEmitContext kernelContext(ParamList &params, const LeafPlaces &places) {
   ExprEmitContext ctx;
-  ctx.readInput = [&params, &places](const InputDecl &in, Level at, const std::string &offset) {
+  ctx.readInput = [&params, &places](const InputDecl &in, Level at, const ElementIndex &element) {
+    const std::string offset = element.flat();
     const std::string data =
         params.use(ParamKind::InputData, in.name, inputParamName(in.name), "const float* __restrict__");
     if (at == Level::Global)
@@ -112,10 +113,10 @@ ExprEmitContext kernelContext(ParamList &params, const LeafPlaces &places) {
       return fmt::format("{}[(long long)({}) * {} + ({})]", data, nodeAt(places, n.level()), ld, offset);
     }
     if (auto it = places.inBuffers.find(&n); it != places.inBuffers.end()) {
-      const std::string data = params.use(ParamKind::AggregateData, std::to_string(it->second),
-                                          aggregateParamName(it->second), "const float* __restrict__");
-      const std::string ld = params.use(ParamKind::AggregateStride, std::to_string(it->second),
-                                        aggregateStrideName(it->second), "long long");
+      const std::string data = params.useScratch(ParamKind::AggregateData, it->second,
+                                                 aggregateParamName(it->second), "const float* __restrict__");
+      const std::string ld = params.useScratch(ParamKind::AggregateStride, it->second,
+                                               aggregateStrideName(it->second), "long long");
       // A per-node value other than an aggregate (a precomputed per-head
       // sum) is read at its own end of the edge.
       const bool atNode = !llvm::isa<Aggregate>(&n) && (n.level() == Level::Src || n.level() == Level::Dst);

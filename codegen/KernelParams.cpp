@@ -84,15 +84,25 @@ std::string_view paramKindName(ParamKind kind) {
   return "?";
 }
 
-std::string ParamList::use(ParamKind kind, std::string ref, std::string name, std::string ctype) {
+std::string ParamList::add(KernelParam param) {
   for (const KernelParam &p : params_)
-    if (p.kind == kind && p.ref == ref)
+    if (p.kind == param.kind && p.ref == param.ref && p.scratch == param.scratch)
       return p.name;
   for (const KernelParam &p : params_)
-    if (p.name == name)
-      throwInternalError("kernel parameter name {} used for two things", name);
-  params_.push_back({kind, std::move(ref), std::move(name), std::move(ctype)});
+    if (p.name == param.name)
+      throwInternalError("kernel parameter name {} used for two things", param.name);
+  params_.push_back(std::move(param));
   return params_.back().name;
+}
+
+std::string ParamList::use(ParamKind kind, std::string ref, std::string name, std::string ctype) {
+  return add({kind, std::move(ref), -1, std::move(name), std::move(ctype)});
+}
+
+std::string ParamList::useScratch(ParamKind kind, int scratch, std::string name, std::string ctype) {
+  if (kind != ParamKind::AggregateData && kind != ParamKind::AggregateStride)
+    throwInternalError("kernel parameter {} of a scratch buffer", name);
+  return add({kind, "", scratch, std::move(name), std::move(ctype)});
 }
 
 std::string ParamList::signature() const {
@@ -118,7 +128,7 @@ std::string ParamList::members() const {
 
 void ParamList::append(const ParamList &other) {
   for (const KernelParam &p : other.params())
-    use(p.kind, p.ref, p.name, p.ctype);
+    add(p);
 }
 
 } // namespace gnnjit::codegen

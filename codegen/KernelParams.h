@@ -19,7 +19,7 @@ enum class ParamKind : uint8_t {
   NodeQuantity,  ///< float per node; `ref` names the dsl::GraphQuantity
   InputData,     ///< float rows of the input `ref`
   InputStride,   ///< long long row stride (floats) of the input `ref`
-  AggregateData, ///< float rows of aggregate buffer `ref` (its index in the plan)
+  AggregateData, ///< float rows of scratch buffer `scratch` (lower::PassPlan::scratch)
   AggregateStride,
   OutputData, ///< float rows of the output `ref` (a layer output or a gradient)
   OutputStride,
@@ -53,7 +53,8 @@ std::string_view paramKindName(ParamKind kind);
 
 struct KernelParam {
   ParamKind kind;
-  std::string ref;   ///< what the kind refers to (input name, aggregate index, ...)
+  std::string ref;   ///< what the kind refers to by name (an input, output, saved buffer, node quantity)
+  int scratch = -1;  ///< AggregateData, AggregateStride: the scratch buffer's index in the plan
   std::string name;  ///< the C parameter name
   std::string ctype; ///< its C type
 };
@@ -64,6 +65,9 @@ struct KernelParam {
 class ParamList {
 public:
   std::string use(ParamKind kind, std::string ref, std::string name, std::string ctype);
+  /// The same for a parameter of scratch buffer `scratch` (AggregateData or
+  /// AggregateStride).
+  std::string useScratch(ParamKind kind, int scratch, std::string name, std::string ctype);
   const std::vector<KernelParam> &params() const { return params_; }
   /// "const float* __restrict__ x, long long x_ld, ...".
   std::string signature() const;
@@ -76,6 +80,7 @@ public:
   void append(const ParamList &other);
 
 private:
+  std::string add(KernelParam param);
   std::vector<KernelParam> params_;
 };
 

@@ -58,10 +58,10 @@ GeneratedModule generateNodeKernel(const lower::PassPlan &plan, const lower::Nod
       ExprEmitter emitter(members, context);
       const std::string v = emitter.element(o.value, "h", "d");
       if (o.scratch >= 0) {
-        const std::string ref = std::to_string(o.scratch);
         const std::string data =
-            ops.use(ParamKind::AggregateData, ref, aggregateParamName(o.scratch), "float* __restrict__");
-        const std::string ld = ops.use(ParamKind::AggregateStride, ref, aggregateStrideName(o.scratch), "long long");
+            ops.useScratch(ParamKind::AggregateData, o.scratch, aggregateParamName(o.scratch), "float* __restrict__");
+        const std::string ld =
+            ops.useScratch(ParamKind::AggregateStride, o.scratch, aggregateStrideName(o.scratch), "long long");
         members.line("{}[row * {} + f] = {};", data, ld, v);
         continue;
       }

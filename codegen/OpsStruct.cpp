@@ -8,6 +8,21 @@ namespace gnnjit::codegen {
 
 std::string_view indexTypeName(lower::IndexWidth index) { return index == lower::IndexWidth::I32 ? "int32" : "int64"; }
 
+void writeMergeCheck(SourceWriter &out, const lower::SegmentMerge &merge, int64_t threshold,
+                     const std::string &segmentFloats, const std::string &packedType) {
+  if (threshold == 0)
+    return;
+  if (merge.packed()) {
+    out.line("static_assert(F == {}LL && {}::kEmpty == 0x{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}ull, "
+             "\"the plan's packed slots per heavy row and their fill (lower::SegmentMerge)\");",
+             merge.perUnit, packedType, merge.fill, merge.fill, merge.fill, merge.fill, merge.fill, merge.fill,
+             merge.fill, merge.fill);
+    return;
+  }
+  out.line("static_assert({} == {}LL, \"the plan's partial floats per heavy-row segment (lower::SegmentMerge)\");",
+           segmentFloats, merge.perUnit);
+}
+
 void writeModuleHead(SourceWriter &out, std::string_view skeleton, std::optional<lower::IndexWidth> index) {
   out.line("#include \"gnnjit/gnnjit_device.cuh\"");
   out.line("#include \"gnnjit/{}\"", skeleton);
@@ -71,8 +86,8 @@ GeneratedKernel writeSumFinishKernel(SourceWriter &out, const std::string &base,
   ParamList params;
   const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
   const std::string count = params.use(ParamKind::NumPartials, "", "num_partials", "long long");
-  const std::string sum = params.use(ParamKind::AggregateData, std::to_string(aggregate), aggregateParamName(aggregate),
-                                     "float* __restrict__");
+  const std::string sum =
+      params.useScratch(ParamKind::AggregateData, aggregate, aggregateParamName(aggregate), "float* __restrict__");
   GeneratedKernel kernel{base + "_finish", params.params(), 32};
   out.blank();
   auto fn = out.scope("{}", kernelSignature(kernel.entry, 32, params));
@@ -95,12 +110,12 @@ void writeOpsStruct(SourceWriter &out, const std::string &layer, const std::stri
 void writeOutputRow(SourceWriter &w, ParamList &ops, const std::string &output, int aggregate,
                     const std::string &name) {
   const bool toOutput = !output.empty();
-  const std::string ref = toOutput ? output : std::to_string(aggregate);
   const std::string data =
-      ops.use(toOutput ? ParamKind::OutputData : ParamKind::AggregateData, ref,
-              toOutput ? outputParamName(ref) : aggregateParamName(aggregate), "float* __restrict__");
-  const std::string ld = ops.use(toOutput ? ParamKind::OutputStride : ParamKind::AggregateStride, ref,
-                                 toOutput ? outputStrideName(ref) : aggregateStrideName(aggregate), "long long");
+      toOutput ? ops.use(ParamKind::OutputData, output, outputParamName(output), "float* __restrict__")
+               : ops.useScratch(ParamKind::AggregateData, aggregate, aggregateParamName(aggregate), "float* __restrict__");
+  const std::string ld =
+      toOutput ? ops.use(ParamKind::OutputStride, output, outputStrideName(output), "long long")
+               : ops.useScratch(ParamKind::AggregateStride, aggregate, aggregateStrideName(aggregate), "long long");
   w.line("GNNJIT_DEVICE float *{}(long long row) const {{ return {} + row * {}; }}", name, data, ld);
 }
 

@@ -10,6 +10,7 @@
 #include "codegen/Provenance.h"
 #include "codegen/SourceWriter.h"
 #include "dsl/Expr.h"
+#include "lower/KernelPlan.h"
 #include "lower/TuneConfig.h"
 
 #include <optional>
@@ -17,6 +18,15 @@
 #include <string_view>
 
 namespace gnnjit::codegen {
+
+/// A compile-time check that the plan's merge of heavy-row segments
+/// (what the launcher allocates and fills) is what the device skeleton
+/// writes: `segmentFloats` is the skeleton's own count per segment (e.g.
+/// "gnnjit::device::spmmSegmentFloats<F>()"); a packed merge checks the
+/// slots per heavy row (F) and the empty state of `packedType`. Nothing
+/// when the step splits no row.
+void writeMergeCheck(SourceWriter &out, const lower::SegmentMerge &merge, int64_t threshold,
+                     const std::string &segmentFloats, const std::string &packedType = "");
 
 /// "int32" or "int64", as provenance and plan.json name the index type.
 std::string_view indexTypeName(lower::IndexWidth index);

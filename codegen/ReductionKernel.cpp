@@ -59,7 +59,7 @@ public:
     ParamList ops;
     SourceWriter members;
     message(members, ops);
-    if (t_.packedMerge && t_.heavyThreshold > 0)
+    if (step_.merge.packed())
       messageElement(members, ops);
     writeFinish(members, ops, ownRowPlaces(plan_.weighted), {}, step_.fusedOutput, *step_.stage.aggregate);
     writeOutputRow(members, ops, step_.target, step_.aggregate);
@@ -77,6 +77,8 @@ public:
     out.line("constexpr int F = {}, DIM = {};", shape_.size(), shape_.dim);
     out.line("constexpr int REDUCE = {};", reduceKind(agg_.reduce()));
     out.line("constexpr bool SAVE_ARGS = {};", step_.savedArgs.empty() ? "false" : "true");
+    writeMergeCheck(out, step_.merge, t_.heavyThreshold, "gnnjit::device::reduceSegmentFloats<F>()",
+                    "gnnjit::device::PackedOf<REDUCE>");
     writeOpsStruct(out, plan_.layer,
                    fmt::format("the message of aggregate[{}, {}] and its epilogue", reduceName(agg_.reduce()),
                                overName(agg_.over())),
@@ -90,7 +92,7 @@ public:
     ProvenanceInfo info = tiledProvenance(plan_.layer, "reduction", base_, t_, plan_.index, shape_.size());
     info.tuning["reduce"] = std::string(reduceName(agg_.reduce()));
     if (t_.heavyThreshold > 0)
-      info.tuning["heavy_merge"] = t_.packedMerge ? "packed atomics" : "second pass";
+      info.tuning["heavy_merge"] = step_.merge.packed() ? "packed atomics" : "second pass";
     module.source = withProvenance(info, out.str());
     checkEntries(module, step_.kernels);
     return module;
@@ -150,7 +152,7 @@ private:
       break;
     }
     case lower::LaunchRule::Kind::SpmmSegments: {
-      if (t_.packedMerge) {
+      if (step_.merge.packed()) {
         call = packedSegmentsCall(params);
         break;
       }
@@ -162,7 +164,7 @@ private:
       break;
     }
     case lower::LaunchRule::Kind::SpmmCombine: {
-      if (t_.packedMerge) {
+      if (step_.merge.packed()) {
         call = packedCombineCall(params);
         break;
       }

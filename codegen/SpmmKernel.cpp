@@ -148,6 +148,7 @@ private:
     if (constants) {
       out.line("constexpr int V = {};", t_.vec);
       out.line("constexpr int F = {}, DIM = {};", F_, shape_.dim);
+      writeMergeCheck(out, step_.merge, t_.heavyThreshold, "gnnjit::device::spmmSegmentFloats<F>()");
     }
   }
 

@@ -274,7 +274,7 @@ ExportSummary exportKernels(const dsl::Layer &layer, const ExportSettings &setti
       ordered_json params = ordered_json::array();
       for (const codegen::KernelParam &p : kernel.params)
         params.push_back(
-            {{"name", p.name}, {"kind", codegen::paramKindName(p.kind)}, {"ref", p.ref}, {"ctype", p.ctype}});
+            {{"name", p.name}, {"kind", codegen::paramKindName(p.kind)}, {"ref", p.scratch >= 0 ? std::to_string(p.scratch) : p.ref}, {"ctype", p.ctype}});
       const std::string grid = entriesOf(*uses[m].step).at(k).launch.describe();
       kernels.push_back(
           {{"entry", kernel.entry}, {"block_threads", kernel.blockThreads}, {"params", params}, {"grid", grid}});

@@ -117,6 +117,7 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
   const Stopwatch clock;
   auto c = std::make_unique<Compiled>();
   c->program = planProgram(lowered_, pass, passConfig(lowered_, pass, graph_.host(), options_, aligned));
+  checkLaunchable(c->program.plan, graph_.host());
   runtime::KernelCache &cache = kernelCacheOf(options_);
   const runtime::CompileOptions compileOptions = compileOptionsOf(options_);
   account(cache, c->program.code.modules.size(), report_, [&] {

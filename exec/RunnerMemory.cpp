@@ -45,14 +45,20 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
             checkedProduct({b.perEdge ? e : n, b.width, static_cast<int64_t>(b.positions ? indexBytes : 4)},
                            "a saved value"));
   // Heavy rows: at most one segment per segmentLength edges of a heavy row,
-  // plus one partial segment per heavy row.
-  auto addSegments = [&](const lower::RowTiling &t, int64_t width, uint64_t bytesPerPartial) {
+  // plus one partial segment per heavy row; what each segment (or heavy
+  // row) leaves for the combine is the plan's merge.
+  auto addSegments = [&](const lower::RowTiling &t, const lower::SegmentMerge &merge) {
     if (t.heavyThreshold == 0)
       return;
     const int64_t heavy = e / (t.heavyThreshold + 1);
     const int64_t segments = e / t.segmentLength + heavy;
     arrays.segments = std::max(arrays.segments, static_cast<uint64_t>(segments + heavy) * (indexBytes + 16));
-    arrays.partials = std::max(arrays.partials, checkedProduct({segments, width, static_cast<int64_t>(bytesPerPartial)},
+    const int64_t bytesPerUnit = merge.packed() ? sizeof(int64_t)
+                                 : merge.kind == lower::SegmentMerge::Kind::PartialsWithArgs
+                                     ? sizeof(float) + sizeof(int64_t)
+                                     : sizeof(float);
+    arrays.partials = std::max(arrays.partials, checkedProduct({merge.packed() ? heavy : segments, merge.perUnit,
+                                                                bytesPerUnit},
                                                                "the segments' partial results"));
   };
   for (const lower::Step &step : plan.steps) {
@@ -61,27 +67,21 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
       if (s->cusparse())
         ++arrays.cusparse;
       else
-        addSegments(s->config, s->stage.aggregate->shape().size(), sizeof(float));
+        addSegments(s->config, s->merge);
     }
     if (const auto *s = std::get_if<lower::ReductionStep>(&step)) {
       arrays.csrs.insert(s->direction);
-      // Partials and their arg positions; a packed merge needs less (one
-      // 8-byte slot per heavy row and element, in the arg positions' buffer).
-      addSegments(s->config, s->stage.aggregate->shape().size(), sizeof(float) + sizeof(int64_t));
+      addSegments(s->config, s->merge);
     }
     if (const auto *s = std::get_if<lower::AttentionStep>(&step)) {
       arrays.csrs.insert(s->direction);
-      const dsl::Shape shape = s->lanes;
       if (s->mode == lower::AttentionStep::Mode::HeadSums)
         ; // writes scratch buffers the plan lists
       else if (s->mode == lower::AttentionStep::Mode::EdgeSum)
-        arrays.partials = std::max(arrays.partials, floats(lower::edgeRanges(e, s->config.rangeEdges), shape.size(),
+        arrays.partials = std::max(arrays.partials, floats(lower::edgeRanges(e, s->config.rangeEdges), s->lanes.size(),
                                                            "an edge sum's partials"));
-      else // each output's partial sums, and a softmax state (max, sum) per head
-        addSegments(s->config,
-                    static_cast<int64_t>(s->outputs.size()) * s->laneWidth() +
-                        (s->mode == lower::AttentionStep::Mode::Softmax ? 2 * shape.heads : 0),
-                    sizeof(float));
+      else
+        addSegments(s->config, s->merge);
       // Sums over all edges: a partial per group of the strided kernels.
       if (const int64_t sumWidth = s->edgeSumWidth(); sumWidth > 0) {
         int64_t groups = 0;

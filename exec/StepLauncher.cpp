@@ -13,6 +13,7 @@ namespace gnnjit::exec {
 using codegen::KernelParam;
 using codegen::ParamKind;
 using lower::Grid;
+using lower::KernelRole;
 
 namespace {
 
@@ -61,7 +62,7 @@ private:
     if (s.cusparse()) {
       CusparseSpmm &spmm = graph_.cusparse(frame.direction, program_.valuesKeys[step_], [&](float *values) {
         frame.edgeValues = values;
-        launch(0, frame);
+        launch(KernelRole::Values, frame);
       });
       const DeviceTensor &x = inputs_.find(s.gathered)->second;
       float *y = resultOf(s.target, s.aggregate);
@@ -69,49 +70,45 @@ private:
       spmm.multiply(x.data, x.ld, y, width, width, s.config.cusparseAlgorithm, stream_);
       return;
     }
-    launchTiled(frame, s.config, s.stage.aggregate->shape().size(), Merge::Partials);
+    launchTiled(frame, s.config, s.merge);
   }
-  /// How a tiled step merges its heavy rows' segments.
-  enum class Merge { Partials, PartialsWithArgs, PackedMax, PackedMin };
   /// A tiled CSR kernel: the light rows, then heavy rows' segments and
   /// their combine when some row is longer than the threshold.
-  void launchTiled(LaunchFrame &frame, const lower::RowTiling &t, int64_t width, Merge merge) {
+  void launchTiled(LaunchFrame &frame, const lower::RowTiling &t, const lower::SegmentMerge &merge) {
     frame.heavyThreshold = t.heavyThreshold;
     frame.segmentLength = t.segmentLength;
-    launch(0, frame);
+    launch(KernelRole::Rows, frame);
     if (t.heavyThreshold == 0)
       return;
     const HeavySegments &segments = graph_.segments(frame.direction, t.heavyThreshold, t.segmentLength);
     if (segments.numSegments == 0)
       return;
     frame.segments = &segments;
-    if (merge == Merge::PackedMax || merge == Merge::PackedMin) {
-      // One slot per (heavy row, element) in the empty state: 0x00 bytes for
-      // a max, 0xff for a min (gnnjit/packed_atomic.cuh).
-      const int64_t slots = segments.numHeavyRows * width;
+    bindMerge(frame, merge);
+    launch(KernelRole::Segments, frame);
+    launch(KernelRole::Combine, frame);
+  }
+  /// The scratch the plan's merge of heavy-row segments names: partials
+  /// per segment (and their arg positions), or packed slots per heavy row
+  /// set to their empty state.
+  void bindMerge(LaunchFrame &frame, const lower::SegmentMerge &merge) {
+    const HeavySegments &segments = *frame.segments;
+    if (merge.packed()) {
+      const int64_t slots = segments.numHeavyRows * merge.perUnit;
       frame.partialArgs = atLeast(buffers_.partialArgs, slots);
-      GNNJIT_CUDA_CHECK(cudaMemsetAsync(frame.partialArgs, merge == Merge::PackedMax ? 0x00 : 0xff,
-                                        static_cast<size_t>(slots) * sizeof(int64_t), stream_));
-    } else {
-      frame.partials = ensurePartials(segments.numSegments * width);
-      if (merge == Merge::PartialsWithArgs)
-        frame.partialArgs = atLeast(buffers_.partialArgs, segments.numSegments * width);
+      GNNJIT_CUDA_CHECK(
+          cudaMemsetAsync(frame.partialArgs, merge.fill, static_cast<size_t>(slots) * sizeof(int64_t), stream_));
+      return;
     }
-    launch(1, frame);
-    launch(2, frame);
+    frame.partials = ensurePartials(segments.numSegments * merge.perUnit);
+    if (merge.kind == lower::SegmentMerge::Kind::PartialsWithArgs)
+      frame.partialArgs = atLeast(buffers_.partialArgs, segments.numSegments * merge.perUnit);
   }
   void launchStep(const lower::ReductionStep &s) {
     LaunchFrame frame;
     frame.direction = s.direction;
     frame.numRows = graph_.numNodes();
-    const dsl::Reduce reduce = llvm::cast<dsl::Aggregate>(s.stage.aggregate.get())->reduce();
-    Merge merge = Merge::PartialsWithArgs;
-    if (s.config.packedMerge) {
-      if (graph_.host().stats().in.max >= (int64_t{1} << 31) || graph_.host().stats().out.max >= (int64_t{1} << 31))
-        throwInternalError("layer {}: a packed merge of rows of 2^31 edges or more", layer_);
-      merge = reduce == dsl::Reduce::Max ? Merge::PackedMax : Merge::PackedMin;
-    }
-    launchTiled(frame, s.config, s.stage.aggregate->shape().size(), merge);
+    launchTiled(frame, s.config, s.merge);
   }
   void launchStep(const lower::ArgScatterStep &s) {
     LaunchFrame frame;
@@ -123,44 +120,39 @@ private:
     GNNJIT_CUDA_CHECK(cudaMemsetAsync(out, 0, static_cast<size_t>(count) * sizeof(float), stream_)); // no flags yet
     frame.fixedPoint = atLeast(buffers_.fixedPoint, count);
     GNNJIT_CUDA_CHECK(cudaMemsetAsync(frame.fixedPoint, 0, static_cast<size_t>(count) * sizeof(int64_t), stream_));
-    frame.numPartials = s.kernels[0].launch.grid(frame.counts()).x;
-    frame.partials = ensurePartials(2 * frame.numPartials);
+    frame.numPartials = entry(KernelRole::Bound).launch.grid(frame.counts()).x;
+    frame.partials = ensurePartials(s.boundFloatsPerBlock * frame.numPartials);
     frame.scale = atLeast(buffers_.fixedPointScale, 1);
     frame.maxTerms = graph_.host().stats().out.max;
-    for (size_t k = 0; k < s.kernels.size(); ++k) // bound, scale, scatter, convert: all on the device
-      launch(k, frame);
+    for (KernelRole role : {KernelRole::Bound, KernelRole::Scale, KernelRole::Scatter, KernelRole::Convert})
+      launch(role, frame); // all on the device
   }
   void launchStep(const lower::AttentionStep &s) {
     LaunchFrame frame;
     frame.direction = s.direction;
     frame.numRows = graph_.numNodes();
-    const dsl::Shape shape = s.lanes;
     if (s.mode == lower::AttentionStep::Mode::HeadSums) {
-      launch(0, frame);
+      launch(KernelRole::Rows, frame);
       return;
     }
     if (s.mode == lower::AttentionStep::Mode::EdgeSum) {
       frame.numEdges = graph_.numEdges();
       frame.numPartials = lower::edgeRanges(frame.numEdges, s.config.rangeEdges);
-      frame.partials = ensurePartials(frame.numPartials * shape.size());
-      launch(0, frame);
-      launch(1, frame);
+      frame.partials = ensurePartials(frame.numPartials * s.lanes.size());
+      launch(KernelRole::Ranges, frame);
+      launch(KernelRole::Finish, frame);
       return;
     }
-    const int64_t sumWidth = s.edgeSumWidth(), rowOutputs = static_cast<int64_t>(s.rowOutputs());
-    if (sumWidth > 0) {
-      launchWithEdgeSums(s, frame, rowOutputs * s.laneWidth(), sumWidth);
+    if (s.edgeSumWidth() > 0) {
+      launchWithEdgeSums(s, frame);
       return;
     }
-    // Heavy rows' partials: each output's sums (in the lanes' padded
-    // layout), and for the softmax a state (max, sum) per segment and head.
-    const bool softmax = s.mode == lower::AttentionStep::Mode::Softmax;
-    launchTiled(frame, s.config, rowOutputs * s.laneWidth() + (softmax ? 2 * shape.heads : 0), Merge::Partials);
+    launchTiled(frame, s.config, s.merge);
   }
   /// A backward attention step that also sums over all edges: strided
   /// rows (and segments), each group's sums a partial, then a finish kernel
-  /// per sum. `width`: the heavy rows' partial floats per segment.
-  void launchWithEdgeSums(const lower::AttentionStep &s, LaunchFrame &frame, int64_t width, int64_t sumWidth) {
+  /// per sum.
+  void launchWithEdgeSums(const lower::AttentionStep &s, LaunchFrame &frame) {
     const lower::RowTiling &t = s.config;
     frame.heavyThreshold = t.heavyThreshold;
     frame.segmentLength = t.segmentLength;
@@ -171,40 +163,41 @@ private:
         segments = nullptr;
     }
     frame.segments = segments;
-    const int64_t rowGroups = s.kernels[0].launch.groups(frame.counts());
-    frame.numSumPartials = rowGroups + (segments ? s.kernels[1].launch.groups(frame.counts()) : 0);
-    frame.sumPartials = atLeast(buffers_.sumPartials, frame.numSumPartials * sumWidth);
-    launch(0, frame);
+    const int64_t rowGroups = entry(KernelRole::Rows).launch.groups(frame.counts());
+    frame.numSumPartials = rowGroups + (segments ? entry(KernelRole::Segments).launch.groups(frame.counts()) : 0);
+    frame.sumPartials = atLeast(buffers_.sumPartials, frame.numSumPartials * s.edgeSumWidth());
+    launch(KernelRole::Rows, frame);
     if (segments) {
-      frame.partials = ensurePartials(segments->numSegments * width);
+      bindMerge(frame, s.merge);
       frame.sumPartialBase = rowGroups;
-      launch(1, frame);
-      launch(2, frame);
+      launch(KernelRole::Segments, frame);
+      launch(KernelRole::Combine, frame);
     }
     for (size_t k = 0; k < s.kernels.size(); ++k)
-      if (s.kernels[k].launch.kind == lower::LaunchRule::Kind::ElementBlocks)
+      if (s.kernels[k].role == KernelRole::Finish)
         launch(k, frame);
   }
-  void launchStep(const lower::EdgeSumStep &s) { launchWholeSum(s.stage); }
+  void launchStep(const lower::EdgeSumStep &) { launchWholeSum(); }
   void launchStep(const lower::EdgeOutputsStep &) {
     LaunchFrame frame;
     frame.numRows = graph_.numNodes();
-    launch(0, frame);
+    launch(KernelRole::Outputs, frame);
   }
-  void launchStep(const lower::NodeSumStep &s) { launchWholeSum(s.stage); }
+  void launchStep(const lower::NodeSumStep &) { launchWholeSum(); }
   /// A sum over all nodes or edges: per-block partials, then their sum.
-  void launchWholeSum(const lower::AggregationStage &stage) {
+  void launchWholeSum() {
     LaunchFrame frame;
     frame.numRows = graph_.numNodes();
-    frame.numPartials = lower::nodeSumPartials(frame.numRows);
-    frame.partials = ensurePartials(frame.numPartials * stage.aggregate->shape().size());
-    launch(0, frame);
-    launch(1, frame);
+    const lower::KernelEntry &partials = entry(KernelRole::Partials);
+    frame.numPartials = partials.launch.grid(frame.counts()).x;
+    frame.partials = ensurePartials(frame.numPartials * partials.launch.width);
+    launch(KernelRole::Partials, frame);
+    launch(KernelRole::Finish, frame);
   }
   void launchStep(const lower::NodeOutputsStep &s) {
     LaunchFrame frame;
     frame.numRows = s.global ? 1 : graph_.numNodes();
-    launch(0, frame);
+    launch(KernelRole::Outputs, frame);
   }
   void launchStep(const lower::ZeroStep &s) {
     const DeviceTensor &t = buffers_.targets.at(s.target);
@@ -212,6 +205,27 @@ private:
       GNNJIT_CUDA_CHECK(
           cudaMemsetAsync(t.data, 0, static_cast<size_t>(t.rows * t.cols) * sizeof(float), stream_));
   }
+
+  /// The current step's kernels.
+  const std::vector<lower::KernelEntry> &entries() const {
+    return std::visit(
+        [&](const auto &s) -> const std::vector<lower::KernelEntry> & {
+          if constexpr (requires { s.kernels; })
+            return s.kernels;
+          else
+            throwInternalError("a step without kernels launched one");
+        },
+        program_.plan.steps[step_]);
+  }
+  size_t indexOf(KernelRole role) const {
+    const std::vector<lower::KernelEntry> &e = entries();
+    for (size_t k = 0; k < e.size(); ++k)
+      if (e[k].role == role)
+        return k;
+    throwInternalError("step {} of the {} pass has no {} kernel", step_, passName(program_.plan.pass),
+                       lower::kernelRoleName(role));
+  }
+  const lower::KernelEntry &entry(KernelRole role) const { return entries()[indexOf(role)]; }
 
   int64_t savedWidth(std::string_view name) const {
     for (const lower::SavedBuffer &b : program_.plan.saved)
@@ -253,9 +267,9 @@ private:
     case ParamKind::InputStride:
       return num(inputs_.find(p.ref)->second.ld);
     case ParamKind::AggregateData:
-      return ptr(buffers_.scratch.at(static_cast<size_t>(std::stoi(p.ref))).data());
+      return ptr(buffers_.scratch.at(static_cast<size_t>(p.scratch)).data());
     case ParamKind::AggregateStride:
-      return num(program_.plan.scratch.at(static_cast<size_t>(std::stoi(p.ref))).width);
+      return num(program_.plan.scratch.at(static_cast<size_t>(p.scratch)).width);
     case ParamKind::OutputData:
       return ptr(buffers_.targets.at(p.ref).data);
     case ParamKind::OutputStride:
@@ -314,18 +328,12 @@ private:
     throwInternalError("unbound kernel parameter {}", p.name);
   }
 
+  void launch(KernelRole role, const LaunchFrame &frame) { launch(indexOf(role), frame); }
   /// Launches entry `k` of the current step's module by its launch rule.
   void launch(size_t k, const LaunchFrame &frame) {
     const int m = program_.code.moduleOfStep[step_];
     const codegen::GeneratedKernel &info = program_.code.modules[static_cast<size_t>(m)].kernels[k];
-    const lower::LaunchRule &rule = std::visit(
-        [&](const auto &s) -> const lower::LaunchRule & {
-          if constexpr (requires { s.kernels; })
-            return s.kernels.at(k).launch;
-          else
-            throwInternalError("a step without kernels launched one");
-        },
-        program_.plan.steps[step_]);
+    const lower::LaunchRule &rule = entries().at(k).launch;
     const Grid grid = rule.grid(frame.counts());
     if (grid.x <= 0 || grid.y <= 0)
       return;
@@ -371,6 +379,12 @@ void launchProgram(const Program &program, const std::vector<std::vector<runtime
 }
 
 void checkLaunchable(const lower::PassPlan &plan, const graph::Graph &graph) {
+  const graph::DegreeStats &stats = graph.stats();
+  if (plan.rowEdgeLimit > 0 && std::max(stats.in.max, stats.out.max) >= plan.rowEdgeLimit)
+    throwUserError("layer {}: the {} pass merges heavy rows by packed atomics, which take rows of fewer than {} edges; "
+                   "this graph has a row of {}: plan it without ReductionConfig::packedMerge",
+                   plan.layer, plan.pass == Pass::Forward ? "forward" : "backward", plan.rowEdgeLimit,
+                   std::max(stats.in.max, stats.out.max));
   // Segments: at most one per node plus one per edge, a bound.
   const lower::GridCounts counts{graph.numNodes(), graph.numEdges() + graph.numNodes(), graph.numNodes(),
                                  graph.numEdges()};

@@ -57,10 +57,54 @@ struct SavedBuffer {
   std::string aliasOf;
 };
 
-/// One entry point of a step's module and its launch rule.
+/// What a kernel of a step does: the launcher launches a step's kernels by
+/// role, never by position.
+enum class KernelRole : uint8_t {
+  Rows,     ///< rows of the CSR (the light ones when heavy rows are split); strided when the step sums over all edges
+  Segments, ///< heavy rows' segments of edges
+  Combine,  ///< heavy rows: their segments merged, then stored like light rows
+  Values,   ///< cuSPARSE's matrix values, computed once per graph
+  Bound,    ///< an arg scatter: per-block bounds of its contributions
+  Scale,    ///< an arg scatter: the fixed-point scale from those bounds
+  Scatter,  ///< an arg scatter: each contribution added at its arg edge's source
+  Convert,  ///< an arg scatter: the integer sums converted, the epilogue applied
+  Ranges,   ///< a sum over all edges: ranges of consecutive CSR positions, a partial each
+  Partials, ///< a sum over all nodes or edges: a partial per block
+  Finish,   ///< partials added in a fixed order
+  Outputs,  ///< element-wise targets, per node, per edge or once
+};
+std::string_view kernelRoleName(KernelRole role);
+
+/// One entry point of a step's module, its role and its launch rule.
 struct KernelEntry {
   std::string entry;
+  KernelRole role = KernelRole::Rows;
   LaunchRule launch;
+  /// A Finish kernel of an attention step's sums over all edges: the
+  /// output (of AttentionStep::outputs) whose partials it adds.
+  size_t output = 0;
+};
+
+/// What a tiled step's heavy-row segments leave for its combine kernel,
+/// stated once for the launcher (sizes, fills), the memory estimate and
+/// the kernels (whose generated source checks it against the layout the
+/// device code uses, at compile time).
+struct SegmentMerge {
+  enum class Kind : uint8_t {
+    Partials,         ///< floats per segment, folded in segment order
+    PartialsWithArgs, ///< ... and as many arg positions (a max or min)
+    PackedMax,        ///< 8-byte (value, position) slots per heavy row, merged by atomics
+    PackedMin,
+  };
+  Kind kind = Kind::Partials;
+  /// Partials: floats each segment writes (the outputs' sums, then for an
+  /// attention softmax a state (max, sum) per head). Packed: slots per
+  /// heavy row.
+  int64_t perUnit = 0;
+  /// Packed: the byte every slot is set to before the segments run (the
+  /// empty state: 0x00 for a max, 0xff for a min).
+  uint8_t fill = 0;
+  bool packed() const { return kind == Kind::PackedMax || kind == Kind::PackedMin; }
 };
 
 /// An SpMM-family aggregation, by the generated CSR kernel or cuSPARSE.
@@ -73,6 +117,7 @@ struct SpmmStep {
   int aggregate = -1;        ///< else the scratch buffer written
   dsl::ExprPtr fusedOutput;  ///< generated kernel: the target's value, element-wise in the aggregate
   std::string gathered;      ///< cuSPARSE: the input whose rows it multiplies
+  SegmentMerge merge;        ///< the generated kernel's heavy rows (when its tiling splits them)
   std::vector<KernelEntry> kernels;
   bool cusparse() const { return config.backend == SpmmConfig::Backend::Cusparse; }
 };
@@ -90,6 +135,7 @@ struct ReductionStep {
   int aggregate = -1;       ///< else the scratch buffer written
   dsl::ExprPtr fusedOutput; ///< the target's value, element-wise in the aggregate
   std::string savedArgs;    ///< max/min: the saved buffer of arg positions it writes, or empty
+  SegmentMerge merge;       ///< its heavy rows (when its tiling splits them)
   std::vector<KernelEntry> kernels;
 };
 
@@ -109,7 +155,10 @@ struct ArgScatterStep {
   std::string target;       ///< the target written, or empty
   int aggregate = -1;       ///< else the scratch buffer written
   dsl::ExprPtr fusedOutput; ///< the target's value, element-wise in the aggregate
-  std::vector<KernelEntry> kernels; ///< bound, scatter, convert
+  /// Floats each block of the Bound kernel writes (the largest magnitude
+  /// of its finite contributions, and how many were not finite).
+  int64_t boundFloatsPerBlock = 2;
+  std::vector<KernelEntry> kernels; ///< bound, scale, scatter, convert
 };
 
 /// One aggregate an attention step sums, and where its result goes.
@@ -152,6 +201,12 @@ struct AttentionStep {
   /// HeadSums: the sums (sum_dim nodes at destinations, of one operand
   /// shape) and the scratch buffer each is written to.
   std::vector<std::pair<dsl::ExprPtr, int>> headSums;
+  /// The per-head sums (isLaneSum) the step's expressions read, computed by
+  /// the lanes of each head and reduced across them: those whose operands
+  /// live at the row's own node (once per row; for HeadSums, the sums
+  /// above) and those read per edge. Decided here; codegen emits them.
+  std::vector<dsl::ExprPtr> rowSums, edgeSums;
+  SegmentMerge merge; ///< heavy rows (Softmax and Sum steps whose tiling splits them)
   /// [heads, dim] of the rows the kernel's lanes hold: the aggregate's, or
   /// for a per-head aggregate ([heads, 1], GAT's score gradients) the
   /// operands' of the per-head sums its message reads.
@@ -170,6 +225,9 @@ struct AttentionStep {
   size_t rowOutputs() const;
   /// The elements of the sums over all edges among outputs [rowOutputs(), upTo).
   int64_t edgeSumWidth(size_t upTo = SIZE_MAX) const;
+  /// Floats each heavy-row segment writes: every row output's sums in the
+  /// lanes' layout, then for the softmax a state (max, sum) per head.
+  int64_t segmentFloats() const;
 };
 
 /// The lane shape of an attention stage (AttentionStep::lanes).
@@ -233,8 +291,17 @@ using Step = std::variant<SpmmStep, ReductionStep, ArgScatterStep, AttentionStep
 struct PassPlan {
   Pass pass = Pass::Forward;
   std::string layer;
+  /// What it was planned with (the tuning's config per stage, the graph's
+  /// index type and weights): kernels read index_t and edge weights by it.
+  PassConfig config;
   IndexWidth index = IndexWidth::I32;
   bool weighted = false;
+  /// The element type of every float buffer the kernels read and write.
+  dsl::DType storage = dsl::DType::F32;
+  /// Rows must have fewer edges than this (a packed merge keeps positions
+  /// in 31 bits); 0: no limit. Checked once per graph (exec's
+  /// checkLaunchable), not per launch.
+  int64_t rowEdgeLimit = 0;
   std::vector<Step> steps;
   std::vector<Target> targets;
   std::vector<ScratchBuffer> scratch;

@@ -46,6 +46,12 @@ size_t AttentionStep::rowOutputs() const {
   return n;
 }
 
+int64_t AttentionStep::segmentFloats() const {
+  // (The kernels sum at least one output per row: NO in the generated source.)
+  return static_cast<int64_t>(std::max<size_t>(1, rowOutputs())) * laneWidth() +
+         (mode == Mode::Softmax ? 2 * lanes.heads : 0);
+}
+
 int64_t AttentionStep::edgeSumWidth(size_t upTo) const {
   int64_t width = 0;
   for (size_t k = rowOutputs(); k < std::min(upTo, outputs.size()); ++k)
@@ -141,8 +147,8 @@ void planAttentionStage(PlanContext &c, size_t k, const AttentionConfig &config)
     step.outputs.push_back(std::move(output));
     LaunchRule ranges{LaunchRule::Kind::EdgeRanges, config.blockThreads, config.group, width, config.tileWidth(),
                       config.rangeEdges};
-    step.kernels.push_back({base + "_ranges", ranges});
-    step.kernels.push_back({base + "_finish", LaunchRule{LaunchRule::Kind::ElementBlocks, 256, 1, outWidth, 0, 0}});
+    step.kernels.push_back({base + "_ranges", KernelRole::Ranges, ranges});
+    step.kernels.push_back({base + "_finish", KernelRole::Finish, LaunchRule{LaunchRule::Kind::ElementBlocks, 256, 1, outWidth, 0, 0}});
     c.plan.steps.push_back(std::move(step));
     return;
   }
@@ -238,7 +244,7 @@ void planAttentionPrologue(PlanContext &c, const PassConfig &config) {
   if (fallback.outputs.empty())
     return;
   fallback.kernels.push_back(
-      {c.entryBase(fallback.label), LaunchRule{LaunchRule::Kind::NodeOutputs, 256, 1, fallback.width, 0, 0}});
+      {c.entryBase(fallback.label), KernelRole::Outputs, LaunchRule{LaunchRule::Kind::NodeOutputs, 256, 1, fallback.width, 0, 0}});
   c.plan.steps.push_back(std::move(fallback));
 }
 
@@ -269,7 +275,7 @@ std::set<int> scratchRead(const PlanContext &c, const ExprPtr &root) {
 /// not matter) the incoming CSR, which b's edge ranges walk.
 bool sameEdgeLoop(const AttentionStep &a, const AttentionStep &b) {
   if (a.mode != AttentionStep::Mode::Sum || !a.config.fuseBackward || a.lanes != b.lanes ||
-      a.config.print() != b.config.print())
+      !(normalized(a.config) == normalized(b.config)))
     return false;
   if (b.mode == AttentionStep::Mode::EdgeSum)
     return a.direction == Direction::In;
@@ -293,9 +299,10 @@ void planStridedEntries(PlanContext &c, AttentionStep &step) {
   }
   for (size_t k = 0; k < step.outputs.size(); ++k)
     if (step.sumsAllEdges(k))
-      step.kernels.push_back({fmt::format("{}_finish{}", base, k),
+      step.kernels.push_back({fmt::format("{}_finish{}", base, k), KernelRole::Finish,
                               LaunchRule{LaunchRule::Kind::ElementBlocks, 256, 1,
-                                         step.outputs[k].stage.aggregate->shape().size(), 0, 0}});
+                                         step.outputs[k].stage.aggregate->shape().size(), 0, 0},
+                              k});
 }
 
 /// The most outputs one edge loop sums: each adds a row of accumulators.
@@ -347,6 +354,81 @@ void listAttentionSaved(PlanContext &c) {
     const AggregationStage &s = c.lowered.forward[k];
     if (s.family == Family::Attention)
       listStageSaved(c.plan, k, s);
+  }
+}
+
+namespace {
+
+/// The per-head sums an attention step's expressions read, split by where
+/// their operands live: the row's own node (computed once per row) or the
+/// edge and its other end (per edge). Values in buffers (`inBuffers`) are
+/// read, not summed again.
+class HeadSumCollector {
+public:
+  HeadSumCollector(Shape lanes, Level rowLevel, const std::map<const ExprNode *, int> &inBuffers)
+      : lanes_(lanes), rowLevel_(rowLevel), inBuffers_(inBuffers) {}
+
+  void visit(const ExprPtr &e) {
+    if (!seen_.insert(e.get()).second || inBuffers_.count(e.get()))
+      return; // done, or computed by an earlier step
+    if (isLaneSum(*e, lanes_)) {
+      const Level at = e->level();
+      (at == rowLevel_ || at == Level::Global ? row : edge).push_back(e);
+      return;
+    }
+    if (const auto *saved = llvm::dyn_cast<Saved>(e.get())) {
+      // alpha is recomputed from its score; a recomputable forward value is
+      // emitted in place; other saved values are read from buffers.
+      if (saved->what() == SavedKind::SoftmaxProb)
+        visit(saved->forward()->operands()[0]);
+      else if (saved->what() == SavedKind::Value && !readsComputed(saved->forward()))
+        visit(saved->forward());
+      return;
+    }
+    if (llvm::isa<Aggregate>(e.get()))
+      return; // read from a buffer
+    for (const ExprPtr &op : e->operands())
+      visit(op);
+  }
+
+  std::vector<ExprPtr> row, edge;
+
+private:
+  Shape lanes_;
+  Level rowLevel_;
+  const std::map<const ExprNode *, int> &inBuffers_;
+  std::set<const ExprNode *> seen_;
+};
+
+/// The per-head sums of step `s` (AttentionStep::rowSums, edgeSums), with
+/// every scratch buffer of the finished plan known.
+void collectHeadSums(const PassPlan &plan, AttentionStep &s) {
+  if (s.mode == AttentionStep::Mode::HeadSums) {
+    for (const auto &[sum, scratch] : s.headSums)
+      s.rowSums.push_back(sum); // computed here, though a buffer holds them after
+    return;
+  }
+  HeadSumCollector collect(s.lanes, s.direction == Direction::In ? Level::Dst : Level::Src, plan.scratchOf);
+  if (s.mode == AttentionStep::Mode::Softmax)
+    collect.visit(s.outputs[0].stage.score);
+  for (const AttentionOutput &o : s.outputs)
+    collect.visit(s.mode == AttentionStep::Mode::Softmax ? o.stage.value
+                                                         : cast<Aggregate>(o.stage.aggregate.get())->message());
+  s.rowSums = std::move(collect.row);
+  s.edgeSums = std::move(collect.edge);
+}
+
+} // namespace
+
+void finishAttentionSteps(PlanContext &c) {
+  for (Step &step : c.plan.steps) {
+    auto *s = std::get_if<AttentionStep>(&step);
+    if (!s)
+      continue;
+    collectHeadSums(c.plan, *s);
+    const bool rows = s->mode == AttentionStep::Mode::Softmax || s->mode == AttentionStep::Mode::Sum;
+    if (rows && s->config.heavyThreshold > 0)
+      s->merge = {SegmentMerge::Kind::Partials, s->segmentFloats(), 0};
   }
 }
 

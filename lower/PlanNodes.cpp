@@ -31,8 +31,8 @@ void planWholeSum(PlanContext &c, size_t k, const char *what, LaunchRule::Kind p
   step.aggregate = c.addScratch(*s.aggregate, width, true);
   step.label = c.label(fmt::format("{}{}", what, step.aggregate));
   const std::string base = c.entryBase(step.label);
-  step.kernels.push_back({base + "_partial", LaunchRule{partialKind, 256, 256, width, 0, 0}});
-  step.kernels.push_back({base + "_finish", LaunchRule{LaunchRule::Kind::NodeSumFinish, 32, 1, width, 0, 0}});
+  step.kernels.push_back({base + "_partial", KernelRole::Partials, LaunchRule{partialKind, 256, 256, width, 0, 0}});
+  step.kernels.push_back({base + "_finish", KernelRole::Finish, LaunchRule{LaunchRule::Kind::NodeSumFinish, 32, 1, width, 0, 0}});
   c.plan.steps.push_back(std::move(step));
 }
 
@@ -63,7 +63,7 @@ void planEdgeOutputs(PlanContext &c) {
   if (step.outputs.empty())
     return;
   step.kernels.push_back(
-      {c.entryBase(step.label), LaunchRule{LaunchRule::Kind::EdgeRows, 256, 32, step.width, 0, 0}});
+      {c.entryBase(step.label), KernelRole::Outputs, LaunchRule{LaunchRule::Kind::EdgeRows, 256, 32, step.width, 0, 0}});
   c.plan.steps.push_back(std::move(step));
 }
 
@@ -90,7 +90,7 @@ void planNodeOutputs(PlanContext &c) {
     if (step.outputs.empty())
       continue;
     const LaunchRule::Kind kind = global ? LaunchRule::Kind::GlobalOutputs : LaunchRule::Kind::NodeOutputs;
-    step.kernels.push_back({c.entryBase(step.label), LaunchRule{kind, 256, 1, step.width, 0, 0}});
+    step.kernels.push_back({c.entryBase(step.label), KernelRole::Outputs, LaunchRule{kind, 256, 1, step.width, 0, 0}});
     c.plan.steps.push_back(std::move(step));
   }
 }

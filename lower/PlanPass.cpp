@@ -17,6 +17,36 @@ using llvm::isa;
 
 std::string_view passName(Pass pass) { return pass == Pass::Forward ? "fwd" : "bwd"; }
 
+std::string_view kernelRoleName(KernelRole role) {
+  switch (role) {
+  case KernelRole::Rows:
+    return "rows";
+  case KernelRole::Segments:
+    return "segments";
+  case KernelRole::Combine:
+    return "combine";
+  case KernelRole::Values:
+    return "values";
+  case KernelRole::Bound:
+    return "bound";
+  case KernelRole::Scale:
+    return "scale";
+  case KernelRole::Scatter:
+    return "scatter";
+  case KernelRole::Convert:
+    return "convert";
+  case KernelRole::Ranges:
+    return "ranges";
+  case KernelRole::Partials:
+    return "partials";
+  case KernelRole::Finish:
+    return "finish";
+  case KernelRole::Outputs:
+    return "outputs";
+  }
+  return "?";
+}
+
 Direction directionOf(const AggregationStage &stage) {
   return cast<Aggregate>(stage.aggregate.get())->over() == Over::OutEdges ? Direction::Out : Direction::In;
 }
@@ -96,6 +126,10 @@ bool readable(const ExprNode &n, const PassPlan &plan) {
 /// Refuses what has no generated kernels yet, before anything is planned.
 void checkGenerated(const LoweredLayer &lowered, Pass pass, const PassPlan &plan) {
   const std::string &layer = lowered.layer.name();
+  for (const InputPtr &in : lowered.layer.inputs())
+    if (in->dtype != plan.storage)
+      throwUserError("layer {}: input '{}' is {}; generated kernels take {} inputs only so far", layer, in->name,
+                     dtypeName(in->dtype), dtypeName(plan.storage));
   const char *passText = pass == Pass::Forward ? "forward" : "backward";
   for (const AggregationStage &s : stagesOf(lowered, pass)) {
     const auto *agg = cast<Aggregate>(s.aggregate.get());
@@ -242,14 +276,14 @@ void checkTiling(const std::string &layer, const RowTiling &t) {
 std::vector<KernelEntry> tiledEntries(const std::string &base, const RowTiling &t, int64_t width) {
   std::vector<KernelEntry> entries;
   LaunchRule rows{LaunchRule::Kind::SpmmRows, t.blockThreads, t.group, width, t.tileWidth(), 0};
-  entries.push_back({base + "_rows", rows});
+  entries.push_back({base + "_rows", KernelRole::Rows, rows});
   if (t.heavyThreshold > 0) {
     LaunchRule segments{LaunchRule::Kind::SpmmSegments, t.blockThreads, t.segmentGroup, width, t.segmentTileWidth(),
                         t.heavyThreshold};
     LaunchRule combine = segments;
     combine.kind = LaunchRule::Kind::SpmmCombine;
-    entries.push_back({base + "_segments", segments});
-    entries.push_back({base + "_combine", combine});
+    entries.push_back({base + "_segments", KernelRole::Segments, segments});
+    entries.push_back({base + "_combine", KernelRole::Combine, combine});
   }
   return entries;
 }
@@ -273,6 +307,7 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
   PassPlan plan;
   plan.pass = pass;
   plan.layer = lowered.layer.name();
+  plan.config = config;
   plan.index = config.index;
   plan.weighted = config.weighted;
   plan.targets = targetsOf(lowered, pass);
@@ -318,6 +353,7 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
     listAttentionSaved(context);
   }
   planNodeOutputs(context);
+  finishAttentionSteps(context);
   return plan;
 }
 

@@ -65,12 +65,25 @@ void planArgScatter(PlanContext &c, size_t k, ArgScatterForm form) {
   step.savedArgs = std::move(form.savedArgs);
   step.rest = std::move(form.rest);
   const std::string base = c.entryBase(step.label);
-  step.kernels.push_back({base + "_bound", LaunchRule{LaunchRule::Kind::ElementPartials, 256, 1, width, 0, 0}});
-  step.kernels.push_back({base + "_scale", LaunchRule{LaunchRule::Kind::SingleBlock, 256, 1, width, 0, 0}});
-  step.kernels.push_back({base + "_scatter", LaunchRule{LaunchRule::Kind::RowElements, 256, 1, width, 0, 0}});
-  step.kernels.push_back({base + "_convert", LaunchRule{LaunchRule::Kind::RowElements, 256, 1, width, 0, 0}});
+  step.kernels.push_back({base + "_bound", KernelRole::Bound, LaunchRule{LaunchRule::Kind::ElementPartials, 256, 1, width, 0, 0}});
+  step.kernels.push_back({base + "_scale", KernelRole::Scale, LaunchRule{LaunchRule::Kind::SingleBlock, 256, 1, width, 0, 0}});
+  step.kernels.push_back({base + "_scatter", KernelRole::Scatter, LaunchRule{LaunchRule::Kind::RowElements, 256, 1, width, 0, 0}});
+  step.kernels.push_back({base + "_convert", KernelRole::Convert, LaunchRule{LaunchRule::Kind::RowElements, 256, 1, width, 0, 0}});
   writeResult(c, k, step);
   c.plan.steps.push_back(std::move(step));
+}
+
+/// How a reduction's heavy-row segments are merged: per-segment partials
+/// with their arg positions, folded in order by the combine kernel; or, for
+/// a max or min with ReductionConfig::packedMerge, (value, position) slots
+/// per heavy row merged by 64-bit atomics, whose positions (offsets in the
+/// row) take 31 bits.
+SegmentMerge heavyRowMerge(PlanContext &c, const Aggregate &agg, const ReductionConfig &config, int64_t width) {
+  if (!config.packedMerge)
+    return {SegmentMerge::Kind::PartialsWithArgs, width, 0};
+  c.plan.rowEdgeLimit = int64_t{1} << 31;
+  return agg.reduce() == Reduce::Max ? SegmentMerge{SegmentMerge::Kind::PackedMax, width, 0x00}
+                                     : SegmentMerge{SegmentMerge::Kind::PackedMin, width, 0xff};
 }
 
 } // namespace
@@ -102,6 +115,8 @@ void planReductionStage(PlanContext &c, size_t k, const ReductionConfig &config,
   step.label = c.label(fmt::format("agg{}", k));
   step.savedArgs = savedArgs;
   step.kernels = tiledEntries(c.entryBase(step.label), config, width);
+  if (config.heavyThreshold > 0)
+    step.merge = heavyRowMerge(c, *agg, config, width);
   writeResult(c, k, step);
   if (!savedArgs.empty())
     c.plan.saved.push_back({savedArgs, width, false, true, {}});

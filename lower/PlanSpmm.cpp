@@ -30,13 +30,15 @@ void planSpmmStage(PlanContext &c, size_t k, const SpmmConfig &config) {
     if (!cusparseCanRun(s))
       throwInternalError("layer {}: cuSPARSE chosen for a stage it cannot run", c.plan.layer);
     step.gathered = cast<InputRef>(s.value.get())->input()->name;
-    step.kernels.push_back({base + "_values", LaunchRule{LaunchRule::Kind::CusparseValues, 256, 32, 1, 1, 0}});
+    step.kernels.push_back({base + "_values", KernelRole::Values, LaunchRule{LaunchRule::Kind::CusparseValues, 256, 32, 1, 1, 0}});
   } else {
     if (config.vec > 1 && !(isPlainGather(s) && width % config.vec == 0))
       throwInternalError("layer {}: vector width {} for a value that is not a plain gathered input of width divisible "
                          "by it",
                          c.plan.layer, config.vec);
     step.kernels = tiledEntries(base, config, width);
+    if (config.heavyThreshold > 0)
+      step.merge = {SegmentMerge::Kind::Partials, width, 0};
     if (fusion.fusable)
       step.fusedOutput = c.plan.targets[static_cast<size_t>(fusion.target)].value;
   }

@@ -66,6 +66,9 @@ void planAttentionPrologue(PlanContext &context, const PassConfig &config);
 /// outputs: their gathers, per-head sums and alpha shared), where no output
 /// of one reads another's result.
 void fuseAttentionSums(PlanContext &context);
+/// PlanAttention.cpp: once every step is planned, each attention step's
+/// per-head sums (AttentionStep::rowSums, edgeSums) and its heavy-row merge.
+void finishAttentionSteps(PlanContext &context);
 /// PlanAttention.cpp: the backward's list of the buffers the forward's
 /// attention stages save (the runner keeps them across both passes).
 void listAttentionSaved(PlanContext &context);

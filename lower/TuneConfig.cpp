@@ -17,6 +17,16 @@ std::string SpmmConfig::print() const {
   return RowTiling::print();
 }
 
+StageConfig normalized(StageConfig config) {
+  std::visit(
+      [](auto &c) {
+        if constexpr (std::is_base_of_v<RowTiling, std::decay_t<decltype(c)>>)
+          c = normalized(c);
+      },
+      config);
+  return config;
+}
+
 std::string AttentionConfig::print() const {
   return fmt::format("{} range_edges={}{}{}", RowTiling::print(), rangeEdges, fuseBackward ? " fused-backward" : "",
                      paddedDim > 0 ? fmt::format(" heads padded to {}", paddedDim) : std::string());

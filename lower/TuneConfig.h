@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -96,6 +97,20 @@ struct AttentionConfig : RowTiling {
 /// The config of one aggregation stage, by family; monostate for a stage
 /// nothing tunes (a sum over all nodes or all edges).
 using StageConfig = std::variant<std::monostate, SpmmConfig, ReductionConfig, AttentionConfig>;
+
+/// `c` with what its kernels do not read reset: the segment fields when
+/// no row is split. Configs that give the same kernels compare equal so.
+template <class Config>
+  requires std::is_base_of_v<RowTiling, Config>
+Config normalized(Config c) {
+  if (c.heavyThreshold == 0) {
+    c.segmentLength = RowTiling{}.segmentLength;
+    c.segmentGroup = c.group;
+    c.segmentChunks = c.chunks;
+  }
+  return c;
+}
+StageConfig normalized(StageConfig config);
 
 /// What planning a pass is handed: the graph facts kernels are compiled
 /// for, and one config per aggregation stage (in the pass's stage order).

@@ -407,6 +407,14 @@ GNNJIT_DEVICE void attendHeadSums(const Ops &ops, long long numRows) {
   }
 }
 
+/// Floats of `partials` per heavy-row segment (attendSegment writes them,
+/// attendCombine reads them): NO sums of F floats, then with Softmax a
+/// state (max, sum) per head. The plan states the same for the host
+/// (lower::SegmentMerge); each generated module checks the two agree.
+template <int F, int DIM, int NO, bool Softmax> constexpr long long attendSegmentFloats() {
+  return (long long)NO * F + (Softmax ? 2 * (F / DIM) : 0);
+}
+
 /// One segment of segmentLength edges of a heavy row: its unnormalized sums of
 /// output o go to partials[(segment * NO + o) * F + f] and, with Softmax,
 /// its states (max, sum) per head to partials[numSegments * NO * F +

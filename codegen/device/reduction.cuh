@@ -131,6 +131,11 @@ GNNJIT_DEVICE void reduceRows(const Ops &ops, long long numRows, const Index *__
   reduceStore<G, V, CH, F, R, SaveArgs, Index>(ops, t, s, row, end - begin);
 }
 
+/// Floats of `partials` (and positions of `partialArgs`) per heavy-row
+/// segment: its F results (lower::SegmentMerge states it for the host;
+/// generated modules check).
+template <int F> constexpr long long reduceSegmentFloats() { return F; }
+
 /// One segment of segmentLength edges of a heavy row, folded into its partials.
 template <int G, int V, int CH, int F, int R, typename Index, class Ops>
 GNNJIT_DEVICE void reduceSegments(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
@@ -175,7 +180,9 @@ GNNJIT_DEVICE void reduceCombine(const Ops &ops, long long numHeavyRows, const I
 }
 
 /// The packed encoding of a max or min (positions as offsets in the row,
-/// below 2^31: the tuning rule takes this merge only for such rows).
+/// below 2^31: the plan's rowEdgeLimit, checked once per graph). A heavy
+/// row has F slots, set to the encoding's kEmpty before its segments run
+/// (the plan's SegmentMerge::fill in every byte; generated modules check).
 template <int R> struct PackedFor {
   using Type = PackedMin;
 };

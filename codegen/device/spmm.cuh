@@ -165,6 +165,10 @@ GNNJIT_DEVICE void spmmSegments(const Ops &ops, long long numSegments, const Ind
   forOwnedFeatures<G, V, CH, F>(t, [&](int c, int v, int f) { partials[segment * F + f] = acc[c][v]; });
 }
 
+/// Floats of `partials` per heavy-row segment: the F sums of its edges
+/// (lower::SegmentMerge states it for the host; generated modules check).
+template <int F> constexpr long long spmmSegmentFloats() { return F; }
+
 /// A heavy row: its segments' partials added in segment order (the same
 /// result on every run), then scaled and stored like a light row.
 template <int G, int V, int CH, int F, typename Index, class Ops>

@@ -22,9 +22,9 @@ inline constexpr int kEmitSlot = 64;
 /// a per-node / per-edge scratch array.
 inline codegen::ExprEmitContext kernelContext() {
   codegen::ExprEmitContext ctx;
-  ctx.readInput = [](const InputDecl &in, Level at, const std::string &offset) {
+  ctx.readInput = [](const InputDecl &in, Level at, const codegen::ElementIndex &element) {
     const std::string row = at == Level::Src ? "j" : at == Level::Dst ? "i" : at == Level::Edge ? "eid" : "0";
-    return fmt::format("{}[(long long){} * {} + ({})]", in.name, row, in.shape.size(), offset);
+    return fmt::format("{}[(long long){} * {} + ({})]", in.name, row, in.shape.size(), element.flat());
   };
   ctx.graphValue = [](const GraphValue &g, const std::string &) {
     const Level at = g.level();
