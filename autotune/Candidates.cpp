@@ -1,7 +1,6 @@
 #include "autotune/Candidates.h"
 
 #include "dsl/Printer.h"
-#include "exec/Program.h"
 
 #include <fmt/format.h>
 #include <llvm/Support/Parallel.h>
@@ -44,15 +43,15 @@ const lower::RowTiling *tilingOf(const StageConfig &c) {
 /// The rule asked under every combination of forced per-stage knobs of
 /// `options` (the fused attention backward is a knob of the whole pass:
 /// passVariants).
-std::vector<exec::RuleOptions> knobGrid(const exec::RuleOptions &base) {
-  std::vector<exec::RuleOptions> grid;
+std::vector<RuleOptions> knobGrid(const RuleOptions &base) {
+  std::vector<RuleOptions> grid;
   for (int group : {0, 1, 2, 4, 8, 16, 32})
     for (int64_t threshold : {int64_t{0}, int64_t{32}, int64_t{128}, int64_t{512}})
       for (int64_t segment : {int64_t{0}, int64_t{64}, int64_t{256}, int64_t{1024}})
-        for (exec::Variant variant : {exec::Variant::Auto, exec::Variant::Generated, exec::Variant::Cusparse})
+        for (Variant variant : {Variant::Auto, Variant::Generated, Variant::Cusparse})
           for (bool packed : {true, false})
             for (bool scatter : {true, false}) {
-              exec::RuleOptions o = base;
+              RuleOptions o = base;
               o.group = group;
               o.heavyThreshold = threshold;
               o.segmentLength = segment;
@@ -69,7 +68,7 @@ std::vector<exec::RuleOptions> knobGrid(const exec::RuleOptions &base) {
 constexpr int64_t kResidentThreads = 132 * 2048;
 
 /// Why the model expects `c` to lose on these degrees and this width, or empty.
-std::string hopeless(const StageConfig &c, const exec::DegreeFacts &degrees, int64_t nodes, int64_t width) {
+std::string hopeless(const StageConfig &c, const DegreeFacts &degrees, int64_t nodes, int64_t width) {
   const lower::RowTiling *t = tilingOf(c);
   if (!t)
     return "";
@@ -122,17 +121,16 @@ std::string stageText(const lower::AggregationStage &s) {
 
 /// Per stage the rule's plan runs in one edge loop with an earlier one,
 /// that earlier stage (the first of the loop's stages).
-std::map<size_t, size_t> sharedLoopFirsts(const lower::LoweredLayer &lowered, lower::Pass pass,
-                                          const lower::PassConfig &rule,
+std::map<size_t, size_t> sharedLoopFirsts(ProgramCache &programs, lower::Pass pass, const lower::PassConfig &rule,
                                           const std::vector<lower::AggregationStage> &stages) {
   std::map<size_t, size_t> firsts;
-  exec::Program program;
+  codegen::ProgramPtr program;
   try {
-    program = exec::planProgram(lowered, pass, rule);
+    program = programs.get(pass, rule);
   } catch (const std::exception &) {
     return firsts; // the rule's own refusal is reported with its candidates
   }
-  for (const lower::Step &step : program.plan.steps) {
+  for (const lower::Step &step : program->plan.steps) {
     const auto *a = std::get_if<lower::AttentionStep>(&step);
     if (!a)
       continue;
@@ -151,15 +149,15 @@ std::map<size_t, size_t> sharedLoopFirsts(const lower::LoweredLayer &lowered, lo
 
 } // namespace
 
-std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lower::Pass pass,
-                                        const exec::GraphFacts &facts, const exec::RuleOptions &options,
-                                        bool exhaustive) {
+std::vector<StageSpace> candidateSpaces(ProgramCache &programs, lower::Pass pass, const GraphFacts &facts,
+                                        const RuleOptions &options, bool exhaustive) {
+  const lower::LoweredLayer &lowered = programs.lowered();
   const std::vector<lower::AggregationStage> &stages = lower::stagesOf(lowered, pass);
-  const lower::PassConfig rule = exec::ruleConfig(lowered, pass, facts, options);
+  const lower::PassConfig rule = ruleConfig(lowered, pass, facts, options);
   std::vector<lower::PassConfig> answers;
-  for (const exec::RuleOptions &o : knobGrid(options))
-    answers.push_back(exec::ruleConfig(lowered, pass, facts, o));
-  const std::map<size_t, size_t> tiedTo = sharedLoopFirsts(lowered, pass, rule, stages);
+  for (const RuleOptions &o : knobGrid(options))
+    answers.push_back(ruleConfig(lowered, pass, facts, o));
+  const std::map<size_t, size_t> tiedTo = sharedLoopFirsts(programs, pass, rule, stages);
   std::vector<StageSpace> spaces;
   for (size_t k = 0; k < stages.size(); ++k) {
     if (std::holds_alternative<std::monostate>(rule.stages[k]) || tiedTo.count(k))
@@ -185,7 +183,7 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
         }
     }
     const bool over = llvm::cast<dsl::Aggregate>(stages[k].aggregate.get())->over() == dsl::Over::OutEdges;
-    const exec::DegreeFacts &degrees = over ? facts.out : facts.in;
+    const DegreeFacts &degrees = over ? facts.out : facts.in;
     // The distinct configs the model keeps, planned in parallel (planning
     // and emitting is the cost here: over a millisecond each), then kept in
     // order unless their kernels repeat an earlier candidate's.
@@ -206,20 +204,18 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
     }
     struct Planned {
       std::string plan; ///< what runs: the steps and every module's source
-      std::vector<codegen::GeneratedModule> modules;
+      codegen::ProgramPtr program;
       std::string refused;
     };
     std::vector<Planned> planned(toPlan.size());
     llvm::parallelForEachN(0, toPlan.size(), [&](size_t i) {
-      const lower::PassConfig trial = space.with(rule, toPlan[i].config);
       try {
-        exec::Program program = exec::planProgram(lowered, pass, trial);
-        planned[i].plan = program.plan.describe();
-        for (const codegen::GeneratedModule &m : program.code.modules)
+        planned[i].program = programs.get(pass, space.with(rule, toPlan[i].config));
+        planned[i].plan = planned[i].program->plan.describe();
+        for (const codegen::GeneratedModule &m : planned[i].program->code.modules)
           planned[i].plan += m.source;
         if (const auto *spmm = std::get_if<lower::SpmmConfig>(&toPlan[i].config)) // chosen at launch, in no source
           planned[i].plan += fmt::format(" cusparse algorithm {}", spmm->cusparseAlgorithm);
-        planned[i].modules = std::move(program.code.modules);
       } catch (const std::exception &e) {
         planned[i].refused = e.what();
       }
@@ -235,10 +231,11 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
       const bool isRule = i == 0 && candidate.config == rule.stages[k];
       if (!plans.insert(planned[i].plan).second && !isRule)
         continue; // a knob this stage does not read: the same kernels as an earlier candidate
-      for (codegen::GeneratedModule &m : planned[i].modules) {
+      candidate.program = planned[i].program;
+      for (const codegen::GeneratedModule &m : candidate.program->code.modules) {
         auto &shared = modules[m.source];
-        if (!shared)
-          shared = std::make_shared<const codegen::GeneratedModule>(std::move(m));
+        if (!shared) // owned with its program
+          shared = std::shared_ptr<const codegen::GeneratedModule>(candidate.program, &m);
         candidate.modules.push_back(shared);
       }
       space.kept.push_back(std::move(candidate));
@@ -246,6 +243,12 @@ std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lowe
     spaces.push_back(std::move(space));
   }
   return spaces;
+}
+
+std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lower::Pass pass, const GraphFacts &facts,
+                                        const RuleOptions &options, bool exhaustive) {
+  ProgramCache programs(lowered);
+  return candidateSpaces(programs, pass, facts, options, exhaustive);
 }
 
 lower::PassConfig StageSpace::with(lower::PassConfig config, const StageConfig &c) const {

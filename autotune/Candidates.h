@@ -7,8 +7,9 @@
 // drop the ones it refuses. No GPU is needed.
 #pragma once
 
+#include "autotune/ProgramCache.h"
+#include "autotune/Rule.h"
 #include "codegen/KernelParams.h"
-#include "exec/Tuning.h"
 #include "lower/KernelPlan.h"
 
 #include <functional>
@@ -23,10 +24,13 @@ struct Candidate {
   Candidate(lower::StageConfig c, std::string l) : config(std::move(c)), label(std::move(l)) {}
   lower::StageConfig config;
   std::string label; ///< configLabel(config)
-  /// The kernel modules of the pass with this config in its stage and the
-  /// rule's in the others, as planned when the space was made (candidates
-  /// with the same module share one object); what to compile ahead of the
-  /// search, and which candidates share kernels. Empty for pruned ones.
+  /// The pass with this config in its stage and the rule's in the others,
+  /// as planned when the space was made (once, in the space's ProgramCache);
+  /// null for pruned ones.
+  codegen::ProgramPtr program;
+  /// Its kernel modules (candidates with the same module share one object):
+  /// what to compile ahead of the search, and which candidates share
+  /// kernels. Empty for pruned ones.
   std::vector<std::shared_ptr<const codegen::GeneratedModule>> modules;
 };
 
@@ -55,11 +59,14 @@ struct StageSpace {
   lower::PassConfig with(lower::PassConfig config, const lower::StageConfig &c) const;
 };
 
-/// The candidates of every tunable stage of `pass` (stages nothing tunes,
-/// sums over all nodes or edges, are left out).
-std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lower::Pass pass,
-                                        const exec::GraphFacts &facts, const exec::RuleOptions &options,
-                                        bool exhaustive);
+/// The candidates of every tunable stage of `pass` of the layer `programs`
+/// plans (stages nothing tunes, sums over all nodes or edges, are left
+/// out), each planned once in `programs`.
+std::vector<StageSpace> candidateSpaces(ProgramCache &programs, lower::Pass pass, const GraphFacts &facts,
+                                        const RuleOptions &options, bool exhaustive);
+/// The same, planned in a cache of this call's own (listing spaces alone).
+std::vector<StageSpace> candidateSpaces(const lower::LoweredLayer &lowered, lower::Pass pass, const GraphFacts &facts,
+                                        const RuleOptions &options, bool exhaustive);
 
 /// Every config the search may time, one per kept candidate: the rule's
 /// with that candidate's stage replaced (what to compile ahead of timing).

@@ -14,9 +14,12 @@
 
 namespace gnnjit::autotune {
 
-GpuPassTimer::GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, lower::Pass pass,
-                           const lower::PassConfig &rule, int warmup, int reps, runtime::KernelCache *cache)
-    : lowered_(lowered), graph_(graph), pass_(pass), warmup_(warmup), reps_(reps), rule_(rule), cache_(cache) {
+GpuPassTimer::GpuPassTimer(ProgramCache &programs, exec::DeviceGraph &graph, lower::Pass pass,
+                           const lower::PassConfig &rule, const lower::PassConfig &forward, int warmup, int reps,
+                           runtime::KernelCache *cache)
+    : programs_(programs), graph_(graph), pass_(pass), warmup_(warmup), reps_(reps), rule_(rule), forward_(forward),
+      cache_(cache) {
+  const lower::LoweredLayer &lowered = programs.lowered();
   uint64_t seed = 1;
   auto bind = [&](const dsl::InputPtr &in, bool gradient) {
     const exec::DeviceTensor &t = tensors_.add(in->name, ref::bindingRows(*in, graph_.host()), in->shape.size());
@@ -64,13 +67,6 @@ double GpuPassTimer::expectedTimingSeconds() const {
   return (ruleRunMs_ + forwardMs + (warmup_ + reps_) * runsPerEvent_ * rulePassMs_) / 1e3;
 }
 
-exec::RunnerOptions GpuPassTimer::optionsFor(const lower::PassConfig &config) const {
-  exec::RunnerOptions options;
-  options.cache = cache_;
-  (pass_ == lower::Pass::Forward ? options.forward : options.backward) = config;
-  return options;
-}
-
 const exec::DeviceTensors &GpuPassTimer::runOnce(exec::LayerRunner &runner, double *passMs) {
   if (pass_ == lower::Pass::Backward)
     runner.forward(forwardInputs_);
@@ -88,7 +84,13 @@ const exec::DeviceTensors &GpuPassTimer::runOnce(exec::LayerRunner &runner, doub
 exec::LayerRunner &GpuPassTimer::runnerFor(const lower::PassConfig &config) {
   if (!lastRunner_ || !(lastConfig_ == config)) {
     lastRunner_.reset(); // its buffers first
-    lastRunner_ = std::make_unique<exec::LayerRunner>(lowered_, graph_, optionsFor(config));
+    exec::LayerPrograms programs;
+    programs.forward = programs_.get(lower::Pass::Forward, pass_ == lower::Pass::Forward ? config : forward_);
+    if (pass_ == lower::Pass::Backward)
+      programs.backward = programs_.get(lower::Pass::Backward, config);
+    exec::RunnerOptions options;
+    options.cache = cache_;
+    lastRunner_ = std::make_unique<exec::LayerRunner>(programs_.lowered(), graph_, std::move(programs), options);
     lastConfig_ = config;
     lastCheckMs_.reset(); // a new runner, not checked yet
   }

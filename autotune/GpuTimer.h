@@ -11,6 +11,7 @@
 // autotune/Precompiler.h compiles them ahead.
 #pragma once
 
+#include "autotune/ProgramCache.h"
 #include "exec/DeviceGraph.h"
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
@@ -25,9 +26,11 @@ namespace gnnjit::autotune {
 
 class GpuPassTimer {
 public:
-  /// `cache` null: the process's kernel cache.
-  GpuPassTimer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, lower::Pass pass,
-               const lower::PassConfig &rule, int warmup = 2, int reps = 5, runtime::KernelCache *cache = nullptr);
+  /// Programs come from `programs` (each config planned once); a backward
+  /// pass is timed after a forward under `forward`. `cache` null: the
+  /// process's kernel cache.
+  GpuPassTimer(ProgramCache &programs, exec::DeviceGraph &graph, lower::Pass pass, const lower::PassConfig &rule,
+               const lower::PassConfig &forward, int warmup = 2, int reps = 5, runtime::KernelCache *cache = nullptr);
 
   /// The pass's median ms under `config`; throws what compiling or running it throws.
   double time(const lower::PassConfig &config);
@@ -63,19 +66,18 @@ public:
   static constexpr double kColdMs = 20.0;
 
 private:
-  exec::RunnerOptions optionsFor(const lower::PassConfig &config) const;
-  /// A runner planned with `config`: the last one made when it was for the
+  /// A runner of `config`'s program: the last one made when it was for the
   /// same config (the search checks a candidate, then times it).
   exec::LayerRunner &runnerFor(const lower::PassConfig &config);
   /// Runs the pass once on `runner` (a forward first for the backward),
   /// synchronised; the pass's own ms (not its forward's) in `passMs`.
   const exec::DeviceTensors &runOnce(exec::LayerRunner &runner, double *passMs);
 
-  const lower::LoweredLayer &lowered_;
+  ProgramCache &programs_;
   exec::DeviceGraph &graph_;
   lower::Pass pass_;
   int warmup_, reps_;
-  lower::PassConfig rule_;
+  lower::PassConfig rule_, forward_;
   double ruleRunMs_ = 0;  ///< one run of the rule's config, wall (for the backward, with its forward)
   double rulePassMs_ = 0; ///< the pass alone in that run
   int runsPerEvent_ = 1;  ///< runs back to back between a timing's events

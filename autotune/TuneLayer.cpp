@@ -30,11 +30,8 @@ double TunedLayerPass::tunedMs() const {
 namespace {
 
 /// The modules of `config` for `pass`, as the GPU timer's runner loads them.
-std::vector<runtime::Source> sourcesOf(const lower::LoweredLayer &lowered, const graph::Graph &graph, lower::Pass pass,
-                                       const lower::PassConfig &config) {
-  exec::RunnerOptions o; // the cache plays no part in a module's source
-  (pass == lower::Pass::Forward ? o.forward : o.backward) = config;
-  return exec::programSources(lowered, graph, pass, o);
+std::vector<runtime::Source> sourcesOf(ProgramCache &programs, lower::Pass pass, const lower::PassConfig &config) {
+  return exec::programSources(*programs.get(pass, config));
 }
 
 /// A pass begun past the budget: its stages keep the rule, untimed (the
@@ -62,9 +59,9 @@ size_t timingsOf(const TunedLayerPass &p, const std::vector<PassVariant> &varian
 
 /// Has `config`'s modules for `pass` compiled by `deadline` (queued ahead
 /// of the others); whether they are.
-bool compileBy(const lower::LoweredLayer &lowered, const graph::Graph &graph, lower::Pass pass,
-               const lower::PassConfig &config, double deadline, Precompiler &compiler, const Stopwatch &clock) {
-  const std::vector<std::string> keys = compiler.enqueue(sourcesOf(lowered, graph, pass, config), true);
+bool compileBy(ProgramCache &programs, lower::Pass pass, const lower::PassConfig &config, double deadline,
+               Precompiler &compiler, const Stopwatch &clock) {
+  const std::vector<std::string> keys = compiler.enqueue(sourcesOf(programs, pass, config), true);
   while (!compiler.compiled(keys)) {
     const double left = deadline - clock.seconds();
     if (left <= 0 || !compiler.waitForProgress(left))
@@ -81,7 +78,7 @@ bool compileBy(const lower::LoweredLayer &lowered, const graph::Graph &graph, lo
 /// searched); then, while time is left, once more for each pass whose part
 /// ran out first (waiting for compiles, most often), resumed from what it
 /// timed. A pass begun past the budget keeps the rule, untimed.
-void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const LayerTuneOptions &options,
+void searchPasses(ProgramCache &programs, exec::DeviceGraph &graph, const LayerTuneOptions &options,
                   const Stopwatch &clock, const std::array<std::vector<PassVariant>, 2> &variants,
                   Precompiler &compiler, std::vector<TunedLayerPass> &passes) {
   std::array<std::unique_ptr<GpuPassTimer>, 2> timers;
@@ -101,8 +98,8 @@ void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, 
         continue;
       }
       if (!timers[k]) {
-        timers[k] = std::make_unique<GpuPassTimer>(lowered, graph, p.pass, p.rule, options.warmup, options.reps,
-                                                   options.cache);
+        timers[k] = std::make_unique<GpuPassTimer>(programs, graph, p.pass, p.rule, passes.front().rule,
+                                                   options.warmup, options.reps, options.cache);
         p.setupSeconds = clock.seconds() - p.began;
       }
       GpuPassTimer &timer = *timers[k];
@@ -127,7 +124,7 @@ void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, 
       search.compiled = [&](const std::vector<std::string> &keys) { return compiler.compiled(keys); };
       search.waitForProgress = [&](double seconds) { return compiler.waitForProgress(seconds); };
       search.compileBy = [&](const lower::PassConfig &c, double deadline) {
-        return compileBy(lowered, graph.host(), p.pass, c, deadline, compiler, clock);
+        return compileBy(programs, p.pass, c, deadline, compiler, clock);
       };
       search.memory = &p.memory;
       p.tuned = searchPass(
@@ -142,9 +139,11 @@ void searchPasses(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, 
 
 } // namespace
 
-TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const exec::GraphFacts &facts,
+TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const GraphFacts &facts,
                      const LayerTuneOptions &options) {
   const Stopwatch clock;
+  ProgramCache own(lowered);
+  ProgramCache &programs = options.programs ? *options.programs : own;
   TunedLayer out;
   double stopped = 0; // when the searches ended
   constexpr std::array passes{lower::Pass::Forward, lower::Pass::Backward};
@@ -162,21 +161,21 @@ TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &grap
     for (lower::Pass pass : passes) {
       TunedLayerPass &p = out.passes.emplace_back();
       p.pass = pass;
-      p.rule = exec::ruleConfig(lowered, p.pass, facts, exec::RuleOptions{});
-      compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, p.rule));
+      p.rule = ruleConfig(lowered, p.pass, facts, RuleOptions{});
+      compiler.enqueue(sourcesOf(programs, p.pass, p.rule));
     }
     std::array<std::vector<PassVariant>, passes.size()> variants;
     for (size_t k = 0; k < passes.size(); ++k) {
       TunedLayerPass &p = out.passes[k];
-      p.spaces = candidateSpaces(lowered, p.pass, facts, exec::RuleOptions{}, options.exhaustive);
+      p.spaces = candidateSpaces(programs, p.pass, facts, RuleOptions{}, options.exhaustive);
       for (const auto &m : distinctModules(p.spaces))
         compiler.enqueue(*m);
       variants[k] = passVariants(p.pass, p.rule);
       for (const PassVariant &v : variants[k])
-        compiler.enqueue(sourcesOf(lowered, graph.host(), p.pass, v.apply(p.rule)));
+        compiler.enqueue(sourcesOf(programs, p.pass, v.apply(p.rule)));
     }
     out.planSeconds = clock.seconds();
-    searchPasses(lowered, graph, options, clock, variants, compiler, out.passes);
+    searchPasses(programs, graph, options, clock, variants, compiler, out.passes);
     stopped = clock.seconds();
     compiler.stop();
     out.compiling = compiler.report();

@@ -27,6 +27,9 @@ struct LayerTuneOptions {
   bool exhaustive = false; ///< no pruning by the degree model
   int warmup = 2, reps = 5; ///< per timing: untimed runs, then the median of these
   runtime::KernelCache *cache = nullptr; ///< where kernels are compiled to and loaded from; null: the process's
+  /// Where every config is planned, once (the caller's, to use the winners'
+  /// programs after tuning); null: tuning's own.
+  ProgramCache *programs = nullptr;
 };
 
 struct TunedLayerPass {
@@ -58,7 +61,7 @@ struct TunedLayer {
   double stopSeconds = 0; ///< after the last search: waiting for the compiles under way
 };
 
-TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const exec::GraphFacts &facts,
+TunedLayer tuneLayer(const lower::LoweredLayer &lowered, exec::DeviceGraph &graph, const GraphFacts &facts,
                      const LayerTuneOptions &options = {});
 
 /// Appends the winners of every pass to `store` as records of `base` (its

@@ -291,7 +291,7 @@ Replayed replay(const lower::PassConfig &rule, const LoadedRecords &records, con
   return out;
 }
 
-RecordedConfig recordedConfig(const lower::LoweredLayer &lowered, lower::Pass pass, const lower::PassConfig &rule,
+RecordedConfig recordedConfig(ProgramCache &programs, lower::Pass pass, const lower::PassConfig &rule,
                               const LoadedRecords &records, TuneKey base) {
   base.pass = std::string(lower::passName(pass));
   const Replayed replayed = replay(rule, records, base);
@@ -299,7 +299,7 @@ RecordedConfig recordedConfig(const lower::LoweredLayer &lowered, lower::Pass pa
   if (replayed.fromRecords == 0)
     return out;
   try {
-    (void)lower::planPass(lowered, pass, replayed.config);
+    out.program = programs.get(pass, replayed.config);
   } catch (const std::exception &e) {
     out.refused = e.what(); // a record this build cannot plan: the rule's config instead
     return out;

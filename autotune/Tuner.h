@@ -137,15 +137,16 @@ struct Replayed {
 Replayed replay(const lower::PassConfig &rule, const LoadedRecords &records, const TuneKey &base);
 
 /// What `run` plans a pass with: the rule's config with the stages the
-/// records hold for `base` (its pass filled in) replaced, when there are
-/// any and the planner accepts the result; nothing otherwise (the rule's),
-/// with why when the planner refused.
+/// records hold for `base` (its pass filled in) replaced, and its program
+/// (planned in `programs`), when there are any and the planner accepts the
+/// result; nothing otherwise (the rule's), with why when the planner refused.
 struct RecordedConfig {
   std::optional<lower::PassConfig> config;
+  codegen::ProgramPtr program; ///< config's, when there is one
   int stages = 0;      ///< taken from records
   std::string refused; ///< why recorded configs were not used, or empty
 };
-RecordedConfig recordedConfig(const lower::LoweredLayer &lowered, lower::Pass pass, const lower::PassConfig &rule,
+RecordedConfig recordedConfig(ProgramCache &programs, lower::Pass pass, const lower::PassConfig &rule,
                               const LoadedRecords &records, TuneKey base);
 
 } // namespace gnnjit::autotune

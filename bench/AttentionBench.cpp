@@ -8,6 +8,7 @@
 #include "BenchSupport.h"
 
 #include "exec/HostTransfer.h"
+#include "autotune/PlanLayer.h"
 #include "exec/LayerRunner.h"
 #include "exec/RandomInputs.h"
 #include "layers/Library.h"
@@ -108,13 +109,12 @@ lower::LoweredLayer build(const std::string &layer, const Options &o) {
 }
 
 Row timeLayer(const std::string &spec, const std::string &layer, const graph::Graph &g, exec::DeviceGraph &dg,
-              const Options &o, const exec::RuleOptions &rule = {}) {
+              const Options &o, const autotune::RuleOptions &rule = {}) {
   const lower::LoweredLayer lowered = build(layer, o);
   Bound b;
   bind(b, lowered, g);
-  exec::RunnerOptions options;
-  options.rule = rule;
-  exec::LayerRunner runner(lowered, dg, options);
+  const exec::LayerPrograms programs = autotune::rulePrograms(lowered, g, rule);
+  exec::LayerRunner runner(lowered, dg, programs);
   runner.prepare(true);
   std::printf("  %-12s forward: %s", layer.c_str(), runner.program(exec::Pass::Forward).describe().c_str());
   std::printf("  %-12s backward: %s", "", runner.program(exec::Pass::Backward).describe().c_str());
@@ -129,7 +129,7 @@ Row timeLayer(const std::string &spec, const std::string &layer, const graph::Gr
   double outputBytes = 0;
   const size_t growth = bench::peakGrowth([&] {
     exec::DeviceGraph fresh(g);
-    exec::LayerRunner first(lowered, fresh, options);
+    exec::LayerRunner first(lowered, fresh, programs);
     for (const auto &[name, t] : first.forward(b.forward))
       outputBytes += double(t.rows * t.cols) * 4;
     first.backward(b.backward);
@@ -147,7 +147,7 @@ void sweep(const std::string &spec, const graph::Graph &g, exec::DeviceGraph &dg
   for (const std::string &layer : o.layers)
     for (int group : {4, 8, 16, 32})
       for (int64_t segment : {64, 256}) {
-        exec::RuleOptions rule;
+        autotune::RuleOptions rule;
         rule.group = group;
         rule.segmentLength = segment;
         Options quiet = o;
@@ -197,7 +197,7 @@ int main(int argc, char **argv) {
       for (const std::string &layer : o.layers) {
         // The backward with shared edge loops (the default), then separate.
         for (bool fuse : {true, false}) {
-          exec::RuleOptions rule;
+          autotune::RuleOptions rule;
           rule.fuseAttentionBackward = fuse;
           timed.push_back(timeLayer(spec, layer, g, dg, o, rule));
         }

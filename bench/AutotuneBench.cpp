@@ -8,9 +8,9 @@
 #include "BenchSupport.h"
 #include "LayerSpec.h"
 
+#include "autotune/Rule.h"
 #include "autotune/TuneLayer.h"
 #include "codegen/Version.h"
-#include "exec/Tuning.h"
 #include "runtime/Device.h"
 
 #include <CLI/CLI.hpp>
@@ -96,7 +96,7 @@ void runCase(const Options &o, const std::string &spec, const graph::Graph &g, e
              const bench::LayerSpec &layer, int64_t width, Goals &goals, std::ofstream *json) {
   int64_t dim = 0;
   const lower::LoweredLayer l = bench::lowered(layer, width, dim);
-  const exec::GraphFacts facts = exec::graphFacts(g);
+  const autotune::GraphFacts facts = autotune::graphFacts(g);
   // A new (graph, layer, width) as a user meets it: no kernel compiled yet,
   // in memory or on disk (unless --warm-cache). The exhaustive search then
   // reuses what the tuning compiled.

@@ -7,9 +7,9 @@
 #include "LayerSpec.h"
 
 #include "autotune/Candidates.h"
+#include "autotune/Rule.h"
+#include "codegen/Program.h"
 #include "exec/KernelSource.h"
-#include "exec/Program.h"
-#include "exec/Tuning.h"
 #include "graph/Graph.h"
 #include "graph/GraphSource.h"
 #include "runtime/Compile.h"
@@ -38,15 +38,16 @@ struct Options {
 
 /// Every distinct module the kept candidates of both passes need, in the
 /// order the tuner meets them.
-std::vector<runtime::Source> candidateModules(const lower::LoweredLayer &l, const exec::GraphFacts &facts,
+std::vector<runtime::Source> candidateModules(const lower::LoweredLayer &l, const autotune::GraphFacts &facts,
                                               bool exhaustive) {
   std::vector<runtime::Source> sources;
   std::map<std::string, bool> seen;
+  autotune::ProgramCache programs(l);
   for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
-    const lower::PassConfig rule = exec::ruleConfig(l, pass, facts, {});
-    const auto spaces = autotune::candidateSpaces(l, pass, facts, {}, exhaustive);
+    const lower::PassConfig rule = autotune::ruleConfig(l, pass, facts, {});
+    const auto spaces = autotune::candidateSpaces(programs, pass, facts, {}, exhaustive);
     for (const lower::PassConfig &config : autotune::trialConfigs(spaces, rule))
-      for (const codegen::GeneratedModule &m : exec::planProgram(l, pass, config).code.modules)
+      for (const codegen::GeneratedModule &m : programs.get(pass, config)->code.modules)
         if (seen.emplace(m.source, true).second)
           sources.push_back(exec::kernelSource(m));
   }
@@ -99,7 +100,7 @@ int main(int argc, char **argv) {
   std::printf(" %8s %8s\n", "mean s", "max s");
   for (const std::string &spec : o.graphs) {
     const graph::Graph g = graph::Graph::fromEdges(graph::loadGraphSource(spec).edges, {});
-    const exec::GraphFacts facts = exec::graphFacts(g);
+    const autotune::GraphFacts facts = autotune::graphFacts(g);
     for (const std::string &layer : o.layers)
       for (int64_t width : o.widths) {
         int64_t dim = 0;

@@ -10,6 +10,7 @@
 
 #include "exec/HostTransfer.h"
 #include "exec/KernelSource.h"
+#include "autotune/PlanLayer.h"
 #include "exec/LayerRunner.h"
 #include "exec/RandomInputs.h"
 #include "layers/Library.h"
@@ -82,8 +83,9 @@ lower::LoweredLayer sage(const std::string &aggregation, int64_t F) {
 /// Times a layer through the runner: forward, forward + backward, peak.
 Row timeRunner(const std::string &spec, const std::string &impl, const lower::LoweredLayer &lowered,
                const graph::Graph &g, exec::DeviceGraph &dg, const exec::DeviceTensors &fin,
-               const exec::DeviceTensors &bin, const Options &o, const exec::RunnerOptions &options = {}) {
-  exec::LayerRunner runner(lowered, dg, options);
+               const exec::DeviceTensors &bin, const Options &o, const autotune::RuleOptions &rule = {}) {
+  const exec::LayerPrograms programs = autotune::rulePrograms(lowered, g, rule);
+  exec::LayerRunner runner(lowered, dg, programs);
   runner.prepare(true);
   std::printf("  %-10s forward: %s", impl.c_str(), runner.program(exec::Pass::Forward).describe().c_str());
   std::printf("  %-10s backward: %s", "", runner.program(exec::Pass::Backward).describe().c_str());
@@ -97,7 +99,7 @@ Row timeRunner(const std::string &spec, const std::string &impl, const lower::Lo
       o.warmup, o.reps);
   r.peakMiB = double(bench::peakGrowth([&] {
                 exec::DeviceGraph fresh(g);
-                exec::LayerRunner first(lowered, fresh, options);
+                exec::LayerRunner first(lowered, fresh, programs);
                 first.forward(fin);
                 first.backward(bin);
               })) /
@@ -153,15 +155,15 @@ void sweepSegments(const std::string &spec, const lower::LoweredLayer &lowered, 
   for (int64_t threshold : thresholds) {
     std::printf("%10lld", static_cast<long long>(threshold));
     for (int64_t length : lengths) {
-      exec::RunnerOptions options;
-      options.rule.heavyThreshold = threshold;
-      options.rule.segmentLength = length;
-      exec::LayerRunner runner(lowered, dg, options);
+      autotune::RuleOptions rule;
+      rule.heavyThreshold = threshold;
+      rule.segmentLength = length;
+      exec::LayerRunner runner(lowered, dg, autotune::rulePrograms(lowered, dg.host(), rule));
       std::printf(" %9.3f", medianMs([&] { runner.forward(fin); }, o.warmup, o.reps));
     }
     std::printf("\n");
   }
-  exec::LayerRunner rule(lowered, dg);
+  exec::LayerRunner rule(lowered, dg, autotune::rulePrograms(lowered, dg.host()));
   std::printf("the rule: %s", rule.program(exec::Pass::Forward).describe().c_str());
 }
 
@@ -205,8 +207,8 @@ int main(int argc, char **argv) {
       const Row ours = timeRunner(spec, "gnnjit", sage("max", F), g, dg, fin, bin, o);
       // The same kernels with heavy rows merged by a second pass over
       // per-segment partials instead of packed atomics (the same when no row is heavy).
-      exec::RunnerOptions secondPass;
-      secondPass.rule.packedMerge = false;
+      autotune::RuleOptions secondPass;
+      secondPass.packedMerge = false;
       const Row oursSecondPass = timeRunner(spec, "2nd-pass", sage("max", F), g, dg, fin, bin, o, secondPass);
       const Row spmm = timeRunner(spec, "spmm-mean", sage("mean", F), g, dg, fin, bin, o);
       const Row plain = timePlain(spec, g, dg, x.data, dout.data, o);

@@ -15,6 +15,7 @@
 
 #include "codegen/Version.h"
 #include "exec/CusparseSpmm.h"
+#include "autotune/PlanLayer.h"
 #include "exec/LayerRunner.h"
 #include "graph/DegreeStats.h"
 #include "graph/GraphSource.h"
@@ -138,26 +139,28 @@ int main(int argc, char **argv) {
       const double bytesPerSpmm = double(g.numEdges()) * (indexBytes + 4) + 2.0 * double(n) * double(F) * 4;
 
       exec::DeviceGraph dg(g);
-      for (exec::Variant variant : {exec::Variant::Generated, exec::Variant::Cusparse}) {
+      for (autotune::Variant variant : {autotune::Variant::Generated, autotune::Variant::Cusparse}) {
+        autotune::RuleOptions rule;
+        rule.variant = variant;
+        const exec::LayerPrograms programs = autotune::rulePrograms(lowered, g, rule);
         exec::RunnerOptions ro;
-        ro.rule.variant = variant;
         runtime::KernelCache cold(runtime::KernelCacheConfig{cacheDir, codegen::kGeneratorVersion});
         ro.cache = &cold;
-        exec::LayerRunner runner(lowered, dg, ro);
+        exec::LayerRunner runner(lowered, dg, programs, ro);
         runner.prepare(true);
         const exec::CompileReport coldReport = runner.compileReport();
         runtime::KernelCache warm(runtime::KernelCacheConfig{cacheDir, codegen::kGeneratorVersion});
         exec::RunnerOptions wo = ro;
         wo.cache = &warm;
-        exec::LayerRunner warmRunner(lowered, dg, wo);
+        exec::LayerRunner warmRunner(lowered, dg, programs, wo);
         warmRunner.prepare(true);
         const exec::CompileReport warmReport = warmRunner.compileReport();
         std::printf("  %-9s kernels: %d modules; cold %.1f ms (%d NVRTC compiles), warm cache %.2f ms (%d disk hits)\n",
-                    std::string(exec::variantName(variant)).c_str(), coldReport.modules, coldReport.seconds * 1e3,
+                    std::string(autotune::variantName(variant)).c_str(), coldReport.modules, coldReport.seconds * 1e3,
                     coldReport.compiled, warmReport.seconds * 1e3, warmReport.diskHits);
         std::printf("            forward: %s", runner.program(exec::Pass::Forward).describe().c_str());
         std::printf("            backward: %s", runner.program(exec::Pass::Backward).describe().c_str());
-        Row r{spec, std::string(exec::variantName(variant))};
+        Row r{spec, std::string(autotune::variantName(variant))};
         r.fwd = medianMs([&] { runner.forward(fin); }, o.warmup, o.reps);
         r.fwdbwd = medianMs(
             [&] {
@@ -167,7 +170,7 @@ int main(int argc, char **argv) {
             o.warmup, o.reps);
         r.peakMiB = double(bench::peakGrowth([&] {
                       exec::DeviceGraph fresh(g);
-                      exec::LayerRunner first(lowered, fresh, ro);
+                      exec::LayerRunner first(lowered, fresh, programs, ro);
                       first.forward(fin);
                       first.backward(bin);
                       GNNJIT_CUDA_CHECK(cudaDeviceSynchronize());
@@ -181,11 +184,11 @@ int main(int argc, char **argv) {
         for (int group : {4, 8, 16, 32}) {
           std::printf("    group %2d:", group);
           for (int64_t heavy : {32, 128, 512}) {
-            exec::RunnerOptions ro;
-            ro.rule.variant = exec::Variant::Generated;
-            ro.rule.group = group;
-            ro.rule.heavyThreshold = heavy;
-            exec::LayerRunner runner(lowered, dg, ro);
+            autotune::RuleOptions rule;
+            rule.variant = autotune::Variant::Generated;
+            rule.group = group;
+            rule.heavyThreshold = heavy;
+            exec::LayerRunner runner(lowered, dg, autotune::rulePrograms(lowered, g, rule));
             runner.prepare(true);
             const double f = medianMs([&] { runner.forward(fin); }, o.warmup, o.reps);
             const double fb = medianMs(

@@ -1,5 +1,6 @@
 #include "cli/CudaRun.h"
 
+#include "autotune/PlanLayer.h"
 #include "runtime/Compile.h"
 #include "runtime/CudaCheck.h"
 #include "runtime/DeviceBuffer.h"
@@ -7,22 +8,12 @@
 #include "support/Error.h"
 #include "support/Stopwatch.h"
 
-
 namespace gnnjit::cli {
-
-namespace {
-
-
-} // namespace
 
 CudaRun::CudaRun(const lower::LoweredLayer &lowered, const graph::Graph &graph, const CudaRunOptions &options)
     : lowered_(lowered), options_(options), graph_(graph) {
   runtime::resetDeviceMemoryPeak();
-  exec::RunnerOptions runnerOptions;
-  runnerOptions.rule = options.rule;
-  runnerOptions.forward = options.forward;
-  runnerOptions.backward = options.backward;
-  runner_ = std::make_unique<exec::LayerRunner>(lowered, graph_, runnerOptions);
+  runner_ = std::make_unique<exec::LayerRunner>(lowered, graph_, options.programs);
   runner_->setRandomSeed(options.seed);
 }
 
@@ -66,16 +57,15 @@ void CudaRun::run(bool backward) {
 }
 
 CompileOnlyResult compileOnly(const lower::LoweredLayer &lowered, const graph::Graph &graph, bool backward,
-                              const exec::RuleOptions &rule) {
+                              const autotune::RuleOptions &rule) {
   CompileOnlyResult r;
-  exec::RunnerOptions options;
-  options.rule = rule;
   const Stopwatch clock;
   try {
+    const exec::LayerPrograms programs = autotune::rulePrograms(lowered, graph, rule, backward);
     exec::CompileReport report;
-    exec::compileProgram(lowered, graph, exec::Pass::Forward, options, report);
+    exec::compileProgram(*programs.forward, {}, report);
     if (backward)
-      exec::compileProgram(lowered, graph, exec::Pass::Backward, options, report);
+      exec::compileProgram(*programs.backward, {}, report);
     r.modules = report.modules;
     r.compiled = report.compiled;
   } catch (const runtime::CompileError &) {

@@ -5,9 +5,9 @@
 #pragma once
 
 #include "cli/RunTensors.h"
+#include "autotune/Rule.h"
 #include "exec/DeviceGraph.h"
 #include "exec/LayerRunner.h"
-#include "exec/Program.h"
 #include "graph/Graph.h"
 #include "lower/Stages.h"
 
@@ -33,10 +33,8 @@ struct GpuStats {
 };
 
 struct CudaRunOptions {
-  exec::RuleOptions rule; ///< what the tuning rule is told (the SpMM variant, the fused attention backward)
+  exec::LayerPrograms programs; ///< what runs (the tuning records' configs, or the rule's)
   int reps = 10; ///< timed runs after one warm-up; the median is reported
-  /// The passes' configs instead of the rule's (from tuning records).
-  std::optional<lower::PassConfig> forward, backward;
   uint64_t seed = 0; ///< what attention dropout draws from (the run's --seed)
 };
 
@@ -79,8 +77,9 @@ struct CompileOnlyResult {
   std::string refused; ///< why no kernels could be generated (a family not generated yet), else empty
 };
 
-/// Plans and compiles the kernels of forward (and backward) without a GPU.
+/// Plans (by the rule) and compiles the kernels of forward (and backward)
+/// without a GPU.
 CompileOnlyResult compileOnly(const lower::LoweredLayer &lowered, const graph::Graph &graph, bool backward,
-                              const exec::RuleOptions &rule);
+                              const autotune::RuleOptions &rule);
 
 } // namespace gnnjit::cli

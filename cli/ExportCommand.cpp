@@ -2,7 +2,7 @@
 
 #include "cli/LayerOptionsCli.h"
 #include "codegen/DeviceHeaders.h"
-#include "exec/KernelExport.h"
+#include "autotune/KernelExport.h"
 #include "layers/Library.h"
 #include "runtime/Device.h"
 
@@ -36,14 +36,14 @@ void run(const ExportArgs &args) {
   const layers::LayerInfo &info = layers::findLayer(args.layer);
   const layers::LayerOptions options = args.layerArgs.options(info);
   const dsl::Layer layer = info.build(options);
-  exec::ExportSettings settings;
+  autotune::ExportSettings settings;
   settings.arch = args.arch;
   settings.index = args.index == "int64" ? lower::IndexWidth::I64 : lower::IndexWidth::I32;
   settings.weighted = args.layerArgs.weighted;
   settings.medianDegree = args.medianDegree;
   settings.maxDegree = args.maxDegree;
   settings.local = args.local;
-  settings.variant = exec::parseVariant(args.variant);
+  settings.variant = autotune::parseVariant(args.variant);
   settings.aligned = !args.unaligned;
   settings.fuseAttentionBackward = !args.unfusedAttentionBackward;
   settings.backward = !args.noBackward;
@@ -57,7 +57,7 @@ void run(const ExportArgs &args) {
                                               {"weighted", options.weighted},
                                               {"edge_features", options.edgeFeatures},
                                               {"attention_dropout", options.attentionDropout}};
-  const exec::ExportSummary summary = exec::exportKernels(layer, settings, args.outDir, optionsJson);
+  const autotune::ExportSummary summary = autotune::exportKernels(layer, settings, args.outDir, optionsJson);
 
   fmt::print("exported {} ({}, family {}) for {}, {} indices{}, max degree {}: {} files in {}\n", info.name,
              layer.hashHex().substr(0, 16), summary.family, summary.arch,

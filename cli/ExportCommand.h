@@ -4,8 +4,8 @@
 //                [--backward | --no-backward]`
 //
 // Writes the kernels gnnjit would generate for a library layer, without a
-// graph and without a GPU (exec::exportKernels: the folder's contents are
-// described in exec/KernelExport.h): each module's .cu, the device headers
+// graph and without a GPU (autotune::exportKernels: the folder's contents are
+// described in autotune/KernelExport.h): each module's .cu, the device headers
 // under gnnjit/, NVRTC's .ptx, and plan.json.
 //
 // Graph facts: --index (CSR index type), --weighted (the graph has edge

@@ -1,6 +1,6 @@
 #include "cli/RunCommand.h"
 
-#include "autotune/FromRecords.h"
+#include "autotune/PlanLayer.h"
 #include "cli/CudaRun.h"
 #include "cli/GraphOptions.h"
 #include "cli/LayerOptionsCli.h"
@@ -148,27 +148,23 @@ void compareWithReference(const ReferenceRun &reference, const CudaRun &gpu, Run
     r.checks.push_back({"grad", name, exec::compare(t, gpu.gradients().at(name))});
 }
 
-/// The passes' configs from the tuning records of this layer, graph and GPU
+/// The passes' programs from the tuning records of this layer, graph and GPU
 /// (`gnnjit tune` writes them; with --tune, written first where any stage
 /// has none), where any match; the rule's otherwise, and always when the
 /// rule was told to force something (--backend-variant,
-/// --unfused-attention-backward).
-autotune::ConfigsFromRecords applyTuningRecords(const lower::LoweredLayer &lowered, const graph::Graph &g,
-                                                const dsl::Layer &layer, const layers::LayerOptions &o,
-                                                const RunArgs &args, CudaRunOptions &options) {
-  if (args.variant != "auto" || args.unfusedAttentionBackward)
-    return {};
-  autotune::RecordLookup lookup;
-  lookup.layerHash = layer.hashHex();
-  lookup.width = o.dim;
-  lookup.heads = o.heads;
-  lookup.backward = args.backward;
-  lookup.tuneMissing = args.tune;
-  lookup.rule = options.rule;
-  autotune::ConfigsFromRecords configs = autotune::configsFromRecords(lowered, g, lookup);
-  options.forward = configs.forward;
-  options.backward = configs.backward;
-  return configs;
+/// --unfused-attention-backward). Planned in `programs`, where the
+/// preflight planned the rule's.
+autotune::PlannedLayer planRun(autotune::ProgramCache &programs, const graph::Graph &g, const dsl::Layer &layer,
+                               const layers::LayerOptions &o, const RunArgs &args, const RunShape &shape) {
+  autotune::PlanRequest request;
+  request.layerHash = layer.hashHex();
+  request.width = o.dim;
+  request.heads = o.heads;
+  request.backward = args.backward;
+  request.useRecords = args.variant == "auto" && !args.unfusedAttentionBackward;
+  request.tuneMissing = args.tune;
+  request.rule = shape.rule;
+  return autotune::planLayer(programs.lowered(), g, request, &programs);
 }
 
 void run(const RunArgs &args) {
@@ -188,7 +184,7 @@ void run(const RunArgs &args) {
                    haveGpu ? "--backend cpu" : "no device found");
   shape.backward = args.backward;
   shape.reference = !shape.onGpu || args.check;
-  shape.rule.variant = exec::parseVariant(args.variant);
+  shape.rule.variant = autotune::parseVariant(args.variant);
   shape.rule.fuseAttentionBackward = !args.unfusedAttentionBackward;
 
   RunResult r;
@@ -217,8 +213,13 @@ void run(const RunArgs &args) {
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
   r.lowerMs = clock.ms();
 
-  // Nothing tensor-sized exists yet: refuse now what would not fit.
-  r.estimate = estimateRunMemory(lowered, g, shape);
+  // Nothing tensor-sized exists yet: refuse now what would not fit (the
+  // rule's programs: tuning, if it runs, comes after this).
+  autotune::ProgramCache programs(lowered);
+  const exec::LayerPrograms rulePrograms =
+      shape.onGpu ? autotune::rulePrograms(programs, autotune::graphFacts(g), shape.rule, args.backward)
+                  : exec::LayerPrograms{};
+  r.estimate = estimateRunMemory(lowered, g, shape, rulePrograms);
   requireRunFits(r.estimate, shape);
 
   const std::vector<BoundTensor> bound = boundTensors(lowered, g, args.backward);
@@ -232,11 +233,11 @@ void run(const RunArgs &args) {
     createFolder(args.dumpDir);
 
   if (shape.onGpu) {
+    const autotune::PlannedLayer tuned = planRun(programs, g, layer, r.options, args, shape);
     CudaRunOptions options;
-    options.rule = shape.rule;
+    options.programs = tuned.programs;
     options.reps = args.reps;
     options.seed = args.seed;
-    const autotune::ConfigsFromRecords tuned = applyTuningRecords(lowered, g, layer, r.options, args, options);
     CudaRun gpu(lowered, g, options);
     gpu.prepare(args.backward);
     // The reference needs host copies of the inputs: read them once from

@@ -33,7 +33,8 @@ MemoryEstimate referenceMemory(const lower::LoweredLayer &lowered, const graph::
 
 } // namespace
 
-RunMemory estimateRunMemory(const lower::LoweredLayer &lowered, const graph::Graph &graph, const RunShape &shape) {
+RunMemory estimateRunMemory(const lower::LoweredLayer &lowered, const graph::Graph &graph, const RunShape &shape,
+                            const exec::LayerPrograms &programs) {
   RunMemory m;
   if (shape.reference)
     m.host.add(referenceMemory(lowered, graph, shape.backward));
@@ -43,9 +44,7 @@ RunMemory estimateRunMemory(const lower::LoweredLayer &lowered, const graph::Gra
     m.device.add(exec::deviceTensorMemory(lowered.layer.inputs(), graph, "input"));
     if (shape.backward)
       m.device.add(exec::deviceTensorMemory(lowered.backward.plan.outputGradients, graph, "output gradient"));
-    exec::RunnerOptions options;
-    options.rule = shape.rule;
-    m.device.add(exec::runnerMemory(lowered, graph, options, shape.backward));
+    m.device.add(exec::runnerMemory(programs, graph, shape.backward));
     if (shape.backward) // the device graph's transpose is built on the host first
       m.host.add(graph::transposeMemory(graph));
   }

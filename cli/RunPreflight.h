@@ -5,7 +5,8 @@
 // the total and what the machine has.
 #pragma once
 
-#include "exec/Tuning.h"
+#include "autotune/Rule.h"
+#include "exec/LayerRunner.h"
 #include "graph/Graph.h"
 #include "lower/Pipeline.h"
 #include "support/MemoryEstimate.h"
@@ -16,15 +17,17 @@ struct RunShape {
   bool onGpu = false;
   bool backward = false;
   bool reference = false; ///< the fp64 reference runs (the CPU backend, or --check)
-  exec::RuleOptions rule; ///< what the tuning rule is told
+  autotune::RuleOptions rule; ///< what the tuning rule is told
 };
 
 struct RunMemory {
   MemoryEstimate host, device;
 };
 
-/// What the run will allocate beyond the graph it has already built.
-RunMemory estimateRunMemory(const lower::LoweredLayer &lowered, const graph::Graph &graph, const RunShape &shape);
+/// What the run will allocate beyond the graph it has already built; on the
+/// GPU, for a runner of `programs`.
+RunMemory estimateRunMemory(const lower::LoweredLayer &lowered, const graph::Graph &graph, const RunShape &shape,
+                            const exec::LayerPrograms &programs);
 
 /// Throws a UserError when `memory` does not fit this machine (host memory
 /// available now; with a GPU, its free memory).

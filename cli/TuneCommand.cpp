@@ -79,7 +79,7 @@ void printTuned(const autotune::TunedStage &s, lower::Pass pass) {
 
 /// Times every pass's candidates on the GPU, prints them, records the winners.
 void tune(const TuneArgs &args, const layers::LayerOptions &options, const dsl::Layer &layer,
-          const lower::LoweredLayer &lowered, const graph::Graph &g, const exec::GraphFacts &facts,
+          const lower::LoweredLayer &lowered, const graph::Graph &g, const autotune::GraphFacts &facts,
           const autotune::GraphFingerprint &print, const autotune::RecordStore &store, nlohmann::json &out) {
   exec::DeviceGraph device(g);
   autotune::LayerTuneOptions tuneOptions;
@@ -133,7 +133,7 @@ void run(const TuneArgs &args) {
   const LoadedGraph loaded = loadGraph(args.graph);
   const graph::Graph &g = loaded.graph;
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
-  const exec::GraphFacts facts = exec::graphFacts(g);
+  const autotune::GraphFacts facts = autotune::graphFacts(g);
   const autotune::GraphFingerprint print = autotune::fingerprint(g);
   const autotune::RecordStore store = args.records.empty()
                                           ? autotune::RecordStore::inCacheFolder(runtime::defaultCacheDir())
@@ -153,9 +153,10 @@ void run(const TuneArgs &args) {
       fmt::print("{}\n", out.dump(2));
     return;
   }
+  autotune::ProgramCache programs(lowered);
   for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
     const std::vector<autotune::StageSpace> spaces =
-        autotune::candidateSpaces(lowered, pass, facts, exec::RuleOptions{}, args.exhaustive);
+        autotune::candidateSpaces(programs, pass, facts, autotune::RuleOptions{}, args.exhaustive);
     nlohmann::json stages = nlohmann::json::array();
     for (const autotune::StageSpace &s : spaces) {
       stages.push_back(spaceJson(s));
@@ -171,7 +172,7 @@ void run(const TuneArgs &args) {
     }
     out["passes"][std::string(lower::passName(pass))] = std::move(stages);
     const std::vector<lower::PassConfig> trials =
-        autotune::trialConfigs(spaces, exec::ruleConfig(lowered, pass, facts, exec::RuleOptions{}));
+        autotune::trialConfigs(spaces, autotune::ruleConfig(lowered, pass, facts, autotune::RuleOptions{}));
     const size_t modules = autotune::distinctModules(spaces).size();
     out["compile"][std::string(lower::passName(pass))] = {{"configs", trials.size()}, {"modules", modules}};
     if (!args.json)
@@ -179,7 +180,7 @@ void run(const TuneArgs &args) {
                  trials.size(), modules);
     nlohmann::json variants = nlohmann::json::array();
     for (const autotune::PassVariant &v :
-         autotune::passVariants(pass, exec::ruleConfig(lowered, pass, facts, exec::RuleOptions{}))) {
+         autotune::passVariants(pass, autotune::ruleConfig(lowered, pass, facts, autotune::RuleOptions{}))) {
       variants.push_back(v.label);
       if (!args.json)
         fmt::print("\n{} pass variant (timed on the stages' winners): {}\n", lower::passName(pass), v.label);

@@ -3,19 +3,21 @@
 //
 //   1. ref::forward / ref::backward: the CPU reference executor (fp64);
 //   2. on a GPU, exec::LayerRunner: the layer lowered (lower::lowerLayer),
-//      its kernels generated, compiled by NVRTC and run, and every output
-//      and gradient compared with the reference (exit 3 when one is off by
-//      more than 1e-4 relative); without a GPU the kernels are compiled for
-//      sm_90 only (exec::compileProgram), and it says so;
-//   3. with --export DIR, exec::exportKernels: each kernel as a .cu that nvcc
+//      each pass planned by the tuner's rule (autotune::rulePrograms), its
+//      kernels generated, compiled by NVRTC and run, and every output and
+//      gradient compared with the reference (exit 3 when one is off by more
+//      than 1e-4 relative); without a GPU the kernels are compiled for sm_90
+//      only (exec::compileProgram), and it says so;
+//   3. with --export DIR, autotune::exportKernels: each kernel as a .cu that nvcc
 //      compiles on its own, its PTX, and plan.json.
 //
 //   build/examples/custom_layer [GRAPH] [--export DIR]   (default graph: cora if found, else a generated one)
 #include "examples/GatedDifference.h"
 
+#include "autotune/KernelExport.h"
+#include "autotune/PlanLayer.h"
 #include "dsl/Differentiate.h"
 #include "exec/HostTransfer.h"
-#include "exec/KernelExport.h"
 #include "exec/LayerRunner.h"
 #include "graph/GraphSource.h"
 #include "lower/Pipeline.h"
@@ -80,7 +82,7 @@ bool agrees(const ref::TensorMap &expected, const exec::DeviceTensors &actual, c
 bool runOnGpu(const lower::LoweredLayer &lowered, const graph::Graph &g, const ref::TensorMap &forwardInputs,
               const ref::TensorMap &backwardInputs, const ref::TensorMap &outputs, const ref::TensorMap &gradients) {
   exec::DeviceGraph deviceGraph(g);
-  exec::LayerRunner runner(lowered, deviceGraph);
+  exec::LayerRunner runner(lowered, deviceGraph, autotune::rulePrograms(lowered, g));
   runner.prepare(/*backward=*/true);
   const exec::CompileReport &report = runner.compileReport();
   fmt::print("gpu      {} kernel modules ({} compiled by NVRTC, {} from the disk cache, {:.1f} ms)\n", report.modules,
@@ -93,8 +95,9 @@ bool runOnGpu(const lower::LoweredLayer &lowered, const graph::Graph &g, const r
 
 void compileOnly(const lower::LoweredLayer &lowered, const graph::Graph &g) {
   exec::CompileReport report;
-  for (exec::Pass pass : {exec::Pass::Forward, exec::Pass::Backward})
-    exec::compileProgram(lowered, g, pass, {}, report);
+  const exec::LayerPrograms programs = autotune::rulePrograms(lowered, g);
+  for (const codegen::ProgramPtr &program : {programs.forward, programs.backward})
+    exec::compileProgram(*program, {}, report);
   fmt::print("gpu      none here: {} kernel modules generated and compiled for {} by NVRTC, not run\n", report.modules,
              runtime::targetArch());
 }
@@ -138,7 +141,7 @@ int main(int argc, char **argv) try {
     compileOnly(lowered, g);
 
   if (!exportDir.empty()) {
-    const exec::ExportSummary summary = exec::exportKernels(layer, exec::ExportSettings{}, exportDir);
+    const autotune::ExportSummary summary = autotune::exportKernels(layer, autotune::ExportSettings{}, exportDir);
     fmt::print("export   {} modules for {} in {} ({} files)\n", summary.modules, summary.arch, exportDir,
                summary.files.size());
   }

@@ -2,7 +2,6 @@
 
 #include "exec/KernelSource.h"
 #include "exec/StepLauncher.h"
-#include "exec/Tuning.h"
 #include "runtime/CudaCheck.h"
 #include "runtime/Device.h"
 #include "support/Error.h"
@@ -36,23 +35,13 @@ void account(runtime::KernelCache &cache, size_t modules, CompileReport &report,
 } // namespace
 
 struct LayerRunner::Compiled {
-  Program program;
+  codegen::ProgramPtr program;
   std::vector<std::vector<runtime::Kernel>> kernels; ///< per module, per entry
   ProgramBuffers buffers;
   /// The runner's own results (calls without CallBuffers) and their views.
   std::map<std::string, runtime::DeviceBuffer<float>, std::less<>> ownTargets;
   DeviceTensors outputs;
 };
-
-lower::PassConfig passConfig(const lower::LoweredLayer &lowered, Pass pass, const graph::Graph &graph,
-                             const RunnerOptions &options, bool aligned) {
-  const std::optional<lower::PassConfig> &given = pass == Pass::Forward ? options.forward : options.backward;
-  if (given)
-    return aligned ? *given : unalignedConfig(*given);
-  RuleOptions rule = options.rule;
-  rule.aligned = aligned;
-  return ruleConfig(lowered, pass, graphFacts(graph), rule);
-}
 
 runtime::KernelCache &kernelCacheOf(const RunnerOptions &options) {
   return options.cache ? *options.cache : defaultKernelCache();
@@ -65,19 +54,16 @@ runtime::CompileOptions compileOptionsOf(const RunnerOptions &options) {
   return c;
 }
 
-std::vector<runtime::Source> programSources(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
-                                            const RunnerOptions &options) {
-  const Program program = planProgram(lowered, pass, passConfig(lowered, pass, graph, options, true));
+std::vector<runtime::Source> programSources(const codegen::Program &program) {
   std::vector<runtime::Source> sources;
   for (const codegen::GeneratedModule &module : program.code.modules)
     sources.push_back(kernelSource(module));
   return sources;
 }
 
-void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
-                    const RunnerOptions &options, CompileReport &report) {
+void compileProgram(const codegen::Program &program, const RunnerOptions &options, CompileReport &report) {
   const Stopwatch clock;
-  const std::vector<runtime::Source> sources = programSources(lowered, graph, pass, options);
+  const std::vector<runtime::Source> sources = programSources(program);
   runtime::KernelCache &cache = kernelCacheOf(options);
   const runtime::CompileOptions compileOptions = compileOptionsOf(options);
   account(cache, sources.size(), report, [&] {
@@ -87,17 +73,16 @@ void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &grap
   report.seconds += clock.seconds();
 }
 
-LayerRunner::LayerRunner(const lower::LoweredLayer &lowered, DeviceGraph &graph, RunnerOptions options)
-    : lowered_(lowered), graph_(graph), options_(std::move(options)) {
-  for (const InputPtr &in : lowered_.layer.inputs())
-    if (in->dtype != DType::F32)
-      throwUserError("layer {}: input '{}' is {}; generated kernels take f32 inputs only so far", lowered_.layer.name(),
-                     in->name, dtypeName(in->dtype));
+LayerRunner::LayerRunner(const lower::LoweredLayer &lowered, DeviceGraph &graph, LayerPrograms programs,
+                         RunnerOptions options)
+    : lowered_(lowered), graph_(graph), programs_(std::move(programs)), options_(std::move(options)) {
+  if (!programs_.forward)
+    throwInternalError("layer {}: a runner without a forward program", lowered_.layer.name());
 }
 
 LayerRunner::~LayerRunner() = default;
 
-const Program &LayerRunner::program(Pass pass, bool aligned) { return compiled(pass, aligned).program; }
+const codegen::Program &LayerRunner::program(Pass pass, bool aligned) { return *compiled(pass, aligned).program; }
 
 const runtime::DeviceMemory *LayerRunner::saved(std::string_view name) const {
   const auto it = saved_.find(name);
@@ -111,17 +96,17 @@ void LayerRunner::prepare(bool backward) {
 }
 
 LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
-  auto &slot = programs_[{pass, aligned}];
+  auto &slot = compiled_[{pass, aligned}];
   if (slot)
     return *slot;
   const Stopwatch clock;
   auto c = std::make_unique<Compiled>();
-  c->program = planProgram(lowered_, pass, passConfig(lowered_, pass, graph_.host(), options_, aligned));
-  checkLaunchable(c->program.plan, graph_.host());
+  c->program = programOf(pass, aligned);
+  checkLaunchable(c->program->plan, graph_.host());
   runtime::KernelCache &cache = kernelCacheOf(options_);
   const runtime::CompileOptions compileOptions = compileOptionsOf(options_);
-  account(cache, c->program.code.modules.size(), report_, [&] {
-    for (const codegen::GeneratedModule &module : c->program.code.modules) {
+  account(cache, c->program->code.modules.size(), report_, [&] {
+    for (const codegen::GeneratedModule &module : c->program->code.modules) {
       // One cache lookup (one hash of the source) per module, then its entries.
       const std::shared_ptr<const runtime::LoadedModule> loaded = cache.load(kernelSource(module), compileOptions);
       std::vector<runtime::Kernel> entries;
@@ -133,6 +118,21 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
   report_.seconds += clock.seconds();
   slot = std::move(c);
   return *slot;
+}
+
+codegen::ProgramPtr LayerRunner::programOf(Pass pass, bool aligned) const {
+  const codegen::ProgramPtr &given = pass == Pass::Forward ? programs_.forward : programs_.backward;
+  if (!given)
+    throwUserError("layer {}: this runner was given no {} program", lowered_.layer.name(),
+                   pass == Pass::Forward ? "forward" : "backward");
+  if (aligned)
+    return given;
+  if (programs_.unaligned)
+    return programs_.unaligned(lowered_, pass);
+  const lower::PassConfig unaligned = lower::unalignedConfig(given->plan.config);
+  if (unaligned == given->plan.config)
+    return given;
+  return std::make_shared<const codegen::Program>(codegen::planProgram(lowered_, pass, unaligned));
 }
 
 const DeviceTensors &LayerRunner::forward(const DeviceTensors &inputs, cudaStream_t stream) {
@@ -155,7 +155,7 @@ std::vector<SavedValue> LayerRunner::savedValues() {
   const int64_t n = graph_.numNodes();
   const size_t positionBytes = graph_.host().indexType() == graph::IndexType::Int64 ? 8 : 4;
   std::vector<SavedValue> out;
-  for (const lower::SavedBuffer &b : compiled(Pass::Forward, true).program.plan.saved) {
+  for (const lower::SavedBuffer &b : compiled(Pass::Forward, true).program->plan.saved) {
     if (b.perEdge)
       throwInternalError("layer {}: saved value '{}' has a row per edge; callers' saved values are per node",
                          lowered_.layer.name(), b.name);
@@ -216,7 +216,7 @@ bool LayerRunner::checkInputs(Pass pass, const DeviceTensors &inputs) const {
 void LayerRunner::bindOwnTargets(Compiled &c, cudaStream_t stream) {
   const int64_t n = graph_.numNodes();
   if (c.ownTargets.empty())
-    for (const lower::Target &t : c.program.plan.targets) {
+    for (const lower::Target &t : c.program->plan.targets) {
       const int64_t rows = t.rows(n, graph_.host().numEdgeIds());
       auto &buffer =
           c.ownTargets.emplace(t.name, runtime::DeviceBuffer<float>(static_cast<size_t>(rows * t.width))).first->second;
@@ -231,7 +231,7 @@ void LayerRunner::bindOwnTargets(Compiled &c, cudaStream_t stream) {
 void LayerRunner::bindCallerTargets(Compiled &c, const DeviceTensors &results, cudaStream_t stream) const {
   const std::string &layer = lowered_.layer.name();
   const int64_t n = graph_.numNodes();
-  const lower::PassPlan &plan = c.program.plan;
+  const lower::PassPlan &plan = c.program->plan;
   for (const auto &[name, t] : results)
     if (std::none_of(plan.targets.begin(), plan.targets.end(), [&](const lower::Target &x) { return x.name == name; }))
       throwUserError("layer {}: result buffer '{}' names no result of the {} pass", layer, name, passName(plan.pass));
@@ -257,7 +257,7 @@ void LayerRunner::bindOwnSaved(Pass pass, Compiled &c) {
   const int64_t n = graph_.numNodes();
   // Saved values live as long as the runner: the forward writes them, the
   // backward reads them.
-  for (const lower::SavedBuffer &b : c.program.plan.saved) {
+  for (const lower::SavedBuffer &b : c.program->plan.saved) {
     if (!b.aliasOf.empty()) {
       // The forward's output is the saved value: the last forward's buffer.
       if (pass == Pass::Forward)
@@ -279,7 +279,7 @@ void LayerRunner::bindCallerSaved(Pass pass, Compiled &c, const CallBuffers &cal
   const size_t positionBytes = graph_.host().indexType() == graph::IndexType::Int64 ? 8 : 4;
   // The pass's saved names every call: assigned in place, no map rebuilt.
   auto &savedAt = callSavedAt_[pass == Pass::Backward ? 1 : 0];
-  for (const lower::SavedBuffer &b : c.program.plan.saved) {
+  for (const lower::SavedBuffer &b : c.program->plan.saved) {
     if (!b.aliasOf.empty() && pass == Pass::Forward) {
       savedAt[b.name] = c.buffers.targets.at(b.aliasOf).data;
       continue;
@@ -301,7 +301,7 @@ void LayerRunner::bindCallerSaved(Pass pass, Compiled &c, const CallBuffers &cal
 const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, CallBuffers *call, cudaStream_t stream) {
   const bool aligned = checkInputs(pass, inputs);
   Compiled &c = compiled(pass, aligned);
-  const lower::PassPlan &plan = c.program.plan;
+  const lower::PassPlan &plan = c.program->plan;
   if (pass == Pass::Backward && !call && !plan.saved.empty() && !forwardRan_)
     throwUserError("layer {}: the backward pass reads what the forward pass saves ({}); run forward on this runner "
                    "first",
@@ -317,7 +317,7 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, Ca
     bindOwnSaved(pass, c);
   }
   c.buffers.randomSeed = randomSeed_;
-  launchProgram(c.program, c.kernels, graph_, inputs, c.buffers, stream, lowered_.layer.name());
+  launchProgram(*c.program, c.kernels, graph_, inputs, c.buffers, stream, lowered_.layer.name());
   if (call)
     return call->results;
   forwardRan_ |= pass == Pass::Forward;

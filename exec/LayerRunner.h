@@ -1,17 +1,21 @@
-// Runs a lowered layer on a graph on the GPU: plans each pass with the
-// configs it is handed (or the tuning rule's), generates and compiles its
-// kernels once (through the kernel cache), and launches them on the
-// caller's stream. Inputs and outputs are float rows on the device; the
-// runner owns the outputs, the scratch buffers and the values the forward
-// saves for the backward, and reuses them from call to call.
+// Runs a lowered layer on a graph on the GPU: it is handed each pass's
+// program (planned and emitted from the configs a tuning policy chose:
+// autotune/PlanLayer.h), compiles and loads its kernels once (through the
+// kernel cache), binds buffers and launches what the plan says on the
+// caller's stream; it decides no config itself. Inputs whose rows do not
+// allow 16-byte loads run the same configs' unaligned variant
+// (lower::unalignedConfig), planned on first use. Inputs and outputs are
+// float rows on the device; the runner owns the outputs, the scratch
+// buffers and the values the forward saves for the backward, and reuses
+// them from call to call.
 #pragma once
 
+#include "codegen/Program.h"
 #include "exec/DeviceGraph.h"
-#include "exec/Program.h"
-#include "exec/Tuning.h"
 #include "lower/Stages.h"
 #include "runtime/KernelCache.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,21 +30,25 @@ struct DeviceTensor {
 };
 using DeviceTensors = std::map<std::string, DeviceTensor, std::less<>>;
 
+using lower::Direction;
+using lower::Pass;
+using lower::passName;
+
+/// The programs a runner launches: the forward's, and the backward's
+/// (null for a runner of the forward alone); and, for inputs whose rows do
+/// not allow 16-byte loads, the program of a pass the policy that chose
+/// the configs would run then (unset: the given configs' unaligned variant,
+/// lower::unalignedConfig). Asked on first use only.
+struct LayerPrograms {
+  codegen::ProgramPtr forward, backward;
+  std::function<codegen::ProgramPtr(const lower::LoweredLayer &, Pass)> unaligned;
+};
+
 struct RunnerOptions {
   runtime::KernelCache *cache = nullptr; ///< null: a process-wide cache in the default folder
   std::string arch;                      ///< empty: the device's
   bool lineInfo = false;
-  /// What the tuning rule is told when it makes a pass's config.
-  RuleOptions rule;
-  /// The configs of the passes instead of the rule's (a benchmark's, the
-  /// autotuner's). For inputs whose rows do not allow 16-byte loads the
-  /// runner gathers one float at a time (unalignedConfig).
-  std::optional<lower::PassConfig> forward, backward;
 };
-
-/// The config the runner plans `pass` with on `graph`.
-lower::PassConfig passConfig(const lower::LoweredLayer &lowered, Pass pass, const graph::Graph &graph,
-                             const RunnerOptions &options, bool aligned);
 
 /// How the kernels of a pass were obtained (for reports).
 struct CompileReport {
@@ -53,15 +61,12 @@ struct CompileReport {
 runtime::KernelCache &kernelCacheOf(const RunnerOptions &options);
 runtime::CompileOptions compileOptionsOf(const RunnerOptions &options);
 
-/// The kernel modules a runner with `options` loads for `pass` on `graph`
-/// (inputs whose rows allow vector loads), as NVRTC sources.
-std::vector<runtime::Source> programSources(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
-                                            const RunnerOptions &options);
+/// The kernel modules of `program`, as NVRTC sources.
+std::vector<runtime::Source> programSources(const codegen::Program &program);
 
-/// Compiles every kernel of `pass` for `graph` without a GPU (NVRTC only,
-/// through the kernel cache), as the runner would; adds to `report`.
-void compileProgram(const lower::LoweredLayer &lowered, const graph::Graph &graph, Pass pass,
-                    const RunnerOptions &options, CompileReport &report);
+/// Compiles every kernel of `program` without a GPU (NVRTC only, through
+/// the kernel cache), as a runner with `options` would; adds to `report`.
+void compileProgram(const codegen::Program &program, const RunnerOptions &options, CompileReport &report);
 
 /// A value the forward pass saves for the backward: one row per node of
 /// `width` elements, floats or CSR positions (the graph's index type); or,
@@ -96,7 +101,10 @@ struct CallBuffers {
 
 class LayerRunner {
 public:
-  LayerRunner(const lower::LoweredLayer &lowered, DeviceGraph &graph, RunnerOptions options = {});
+  /// `programs` were planned for this layer and for graphs like `graph`
+  /// (its index type and edge weights: PassPlan::config).
+  LayerRunner(const lower::LoweredLayer &lowered, DeviceGraph &graph, LayerPrograms programs,
+              RunnerOptions options = {});
   ~LayerRunner();
   LayerRunner(const LayerRunner &) = delete;
   LayerRunner &operator=(const LayerRunner &) = delete;
@@ -130,8 +138,9 @@ public:
   void setRandomSeed(uint64_t seed) { randomSeed_ = seed; }
 
   /// The program of a pass for inputs whose rows allow vector loads
-  /// (aligned) or not; planned and compiled on first use.
-  const Program &program(Pass pass, bool aligned = true);
+  /// (aligned: as given) or not; compiled (and the unaligned one planned)
+  /// on first use.
+  const codegen::Program &program(Pass pass, bool aligned = true);
   /// Generates, compiles and loads both passes now (so timing excludes it).
   void prepare(bool backward);
   const CompileReport &compileReport() const { return report_; }
@@ -142,6 +151,9 @@ public:
 private:
   struct Compiled;
   Compiled &compiled(Pass pass, bool aligned);
+  /// The given program of `pass`, or for unaligned inputs its configs'
+  /// unaligned variant (planned here).
+  codegen::ProgramPtr programOf(Pass pass, bool aligned) const;
   /// Checks every binding of `pass` against the layer; whether the node
   /// inputs' rows allow vector loads.
   bool checkInputs(Pass pass, const DeviceTensors &inputs) const;
@@ -153,9 +165,10 @@ private:
 
   lower::LoweredLayer lowered_;
   DeviceGraph &graph_;
+  LayerPrograms programs_;
   RunnerOptions options_;
   uint64_t randomSeed_ = 0;
-  std::map<std::pair<Pass, bool>, std::unique_ptr<Compiled>> programs_;
+  std::map<std::pair<Pass, bool>, std::unique_ptr<Compiled>> compiled_;
   /// Values the forward saves for the backward, by name, shared by both
   /// passes; and where every saved value is, these or forward outputs.
   std::map<std::string, runtime::DeviceMemory, std::less<>> saved_;

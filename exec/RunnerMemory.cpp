@@ -28,7 +28,7 @@ struct GraphArrays {
 };
 
 /// Adds what `program` needs of the graph to `arrays` and its buffers to `m`.
-void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &arrays, MemoryEstimate &m) {
+void addProgram(const codegen::Program &program, const graph::Graph &graph, GraphArrays &arrays, MemoryEstimate &m) {
   const lower::PassPlan &plan = program.plan;
   const int64_t n = graph.numNodes(), e = graph.numEdges();
   const uint64_t indexBytes = graph.indexType() == graph::IndexType::Int32 ? 4 : 8;
@@ -118,18 +118,16 @@ void addProgram(const Program &program, const graph::Graph &graph, GraphArrays &
 
 } // namespace
 
-MemoryEstimate runnerMemory(const lower::LoweredLayer &lowered, const graph::Graph &graph,
-                            const RunnerOptions &options, bool backward) {
+MemoryEstimate runnerMemory(const LayerPrograms &programs, const graph::Graph &graph, bool backward) {
   const int64_t n = graph.numNodes(), e = graph.numEdges();
   const uint64_t indexBytes = graph.indexType() == graph::IndexType::Int32 ? 4 : 8;
   MemoryEstimate m;
   GraphArrays arrays;
-  for (Pass pass : {Pass::Forward, Pass::Backward}) {
-    if (pass == Pass::Backward && !backward)
-      break;
-    const Program program = planProgram(lowered, pass, passConfig(lowered, pass, graph, options, true));
-    checkLaunchable(program.plan, graph);
-    addProgram(program, graph, arrays, m);
+  for (const codegen::ProgramPtr &program : {programs.forward, backward ? programs.backward : nullptr}) {
+    if (!program)
+      continue;
+    checkLaunchable(program->plan, graph);
+    addProgram(*program, graph, arrays, m);
   }
   for (Direction d : arrays.csrs) {
     const char *name = d == Direction::In ? "CSR" : "transposed CSR";

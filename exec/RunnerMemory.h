@@ -15,11 +15,11 @@
 
 namespace gnnjit::exec {
 
-/// What a LayerRunner on `graph` allocates for the forward pass, and the
-/// backward pass too when `backward` (both stay allocated: the runner keeps
-/// each pass's buffers).
-MemoryEstimate runnerMemory(const lower::LoweredLayer &lowered, const graph::Graph &graph,
-                            const RunnerOptions &options, bool backward);
+/// What a LayerRunner of `programs` on `graph` allocates for the forward
+/// pass, and the backward pass too when `backward` (both stay allocated:
+/// the runner keeps each pass's buffers). A kernel beyond CUDA's grid
+/// limits, or a row beyond a plan's limit, is refused (checkLaunchable).
+MemoryEstimate runnerMemory(const LayerPrograms &programs, const graph::Graph &graph, bool backward);
 
 /// f32 device tensors binding `inputs` on `graph`, one item each.
 MemoryEstimate deviceTensorMemory(const std::vector<dsl::InputPtr> &inputs, const graph::Graph &graph,

@@ -44,7 +44,7 @@ struct LaunchFrame {
 /// Launches the kernels of one program: binds parameters, sizes grids.
 class Launcher {
 public:
-  Launcher(const Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels, DeviceGraph &graph,
+  Launcher(const codegen::Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels, DeviceGraph &graph,
            const DeviceTensors &inputs, ProgramBuffers &buffers, cudaStream_t stream, const std::string &layer)
       : program_(program), kernels_(kernels), graph_(graph), inputs_(inputs), buffers_(buffers), stream_(stream),
         layer_(layer) {}
@@ -351,7 +351,7 @@ private:
                                                dim3(static_cast<unsigned>(rule.block)), 0, stream_, args.data());
   }
 
-  const Program &program_;
+  const codegen::Program &program_;
   const std::vector<std::vector<runtime::Kernel>> &kernels_;
   DeviceGraph &graph_;
   const DeviceTensors &inputs_;
@@ -373,7 +373,7 @@ double fixedPointScale(float largest, int64_t maxTerms) {
   return std::ldexp(1.0, 61 - std::ilogb(bound) - 1);
 }
 
-void launchProgram(const Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels, DeviceGraph &graph,
+void launchProgram(const codegen::Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels, DeviceGraph &graph,
                    const DeviceTensors &inputs, ProgramBuffers &buffers, cudaStream_t stream, const std::string &layer) {
   Launcher(program, kernels, graph, inputs, buffers, stream, layer).run();
 }

@@ -7,7 +7,6 @@
 
 #include "exec/DeviceGraph.h"
 #include "exec/LayerRunner.h"
-#include "exec/Program.h"
 #include "runtime/Module.h"
 
 #include <map>
@@ -36,7 +35,7 @@ struct ProgramBuffers {
 
 /// Runs every step of `program` on `stream`. `kernels[m][e]` is entry e of
 /// module m; `inputs` were checked against the layer by the caller.
-void launchProgram(const Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels, DeviceGraph &graph,
+void launchProgram(const codegen::Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels, DeviceGraph &graph,
                    const DeviceTensors &inputs, ProgramBuffers &buffers, cudaStream_t stream, const std::string &layer);
 
 /// The power-of-two scale an arg scatter turns its contributions into

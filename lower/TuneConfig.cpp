@@ -17,6 +17,22 @@ std::string SpmmConfig::print() const {
   return RowTiling::print();
 }
 
+PassConfig unalignedConfig(PassConfig config) {
+  for (StageConfig &stage : config.stages) {
+    if (auto *attention = std::get_if<AttentionConfig>(&stage); attention && attention->vec > 1) {
+      // The same tiles in floats, so heads stay whole: V times the chunks.
+      attention->chunks *= attention->vec;
+      attention->segmentChunks *= attention->vec;
+      attention->vec = 1;
+    }
+    if (auto *spmm = std::get_if<SpmmConfig>(&stage))
+      spmm->vec = 1;
+    if (auto *reduction = std::get_if<ReductionConfig>(&stage))
+      reduction->vec = 1;
+  }
+  return config;
+}
+
 StageConfig normalized(StageConfig config) {
   std::visit(
       [](auto &c) {

@@ -1,8 +1,8 @@
 // How each kernel is shaped: one plain config struct per kernel family, one
 // per aggregation stage of a pass. Lowering decides what runs; a config
 // decides how (and, for SpMM, whether cuSPARSE or the generated kernel runs
-// it). The tuning rule (exec/Tuning.h) makes these from a graph's degree
-// statistics; the autotuner will record and replay them as data.
+// it). The tuner's rule (autotune/Rule.h) makes these from a graph's degree
+// statistics; its search times others and records the winners as data.
 #pragma once
 
 #include <cstdint>
@@ -80,7 +80,8 @@ struct AttentionConfig : RowTiling {
   /// in one loop (their gathers, per-head sums and alpha computed once per
   /// edge), sums over all edges in the loop over in-edges (each group's
   /// partial added in a fixed order), flat rows viewed as heads (d_out)
-  /// gathered as vectors. Off by default until the GPU suite has checked it.
+  /// gathered as vectors. The rule turns it on (RuleOptions::
+  /// fuseAttentionBackward); a config made without it runs a loop per sum.
   bool fuseBackward = false;
   /// The head dim the lanes are laid out for, when above the real one (0:
   /// the real one): a head whose dim / vec lanes are a prime such as 61
@@ -120,5 +121,10 @@ struct PassConfig {
   std::vector<StageConfig> stages;
   bool operator==(const PassConfig &) const = default;
 };
+
+/// `config` for inputs whose rows do not allow 16-byte loads: every
+/// generated kernel gathers one float at a time (an attention tile keeps
+/// its heads whole: vec times the chunks).
+PassConfig unalignedConfig(PassConfig config);
 
 } // namespace gnnjit::lower

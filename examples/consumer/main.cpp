@@ -10,6 +10,7 @@
 // compiles them for sm_90 with NVRTC, and says so.
 //
 //   consumer [GRAPH]      (default: a generated graph, rmat:scale=12,ef=8)
+#include "autotune/PlanLayer.h"
 #include "dsl/Differentiate.h"
 #include "dsl/Layer.h"
 #include "exec/HostTransfer.h"
@@ -69,16 +70,18 @@ int main(int argc, char **argv) try {
              g.numEdges());
 
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
+  // Each pass planned once by the tuner's rule for this graph.
+  const exec::LayerPrograms programs = autotune::rulePrograms(lowered, g);
   if (!runtime::hasCudaDevice()) {
     exec::CompileReport report;
-    for (exec::Pass pass : {exec::Pass::Forward, exec::Pass::Backward})
-      exec::compileProgram(lowered, g, pass, {}, report);
+    for (const codegen::ProgramPtr &program : {programs.forward, programs.backward})
+      exec::compileProgram(*program, {}, report);
     fmt::print("gpu    none here: {} kernel modules generated and compiled for {} by NVRTC, not run\n", report.modules,
                runtime::targetArch());
     return kExitOk;
   }
   exec::DeviceGraph device(g);
-  exec::LayerRunner runner(lowered, device);
+  exec::LayerRunner runner(lowered, device, programs);
   const exec::UploadedTensors in(inputs), backwardIn(backwardInputs);
   const bool forwardOk = agrees(outputs, runner.forward(in.tensors()));
   const bool backwardOk = agrees(gradients, runner.backward(backwardIn.tensors()));

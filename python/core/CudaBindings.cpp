@@ -6,7 +6,7 @@
 // side turns tensors into (pointer, rows, cols, row stride).
 #include "python/core/Bindings.h"
 
-#include "autotune/FromRecords.h"
+#include "autotune/PlanLayer.h"
 #include "dsl/Layer.h"
 #include "exec/DeviceGraph.h"
 #include "exec/LayerRunner.h"
@@ -37,10 +37,9 @@ namespace {
 /// (CudaLayer checks that its runner agrees), so torch's fake tensors can
 /// have their shapes before any graph exists.
 std::vector<std::tuple<std::string, int64_t, bool, std::string>> savedLayout(const lower::LoweredLayer &lowered) {
-  exec::GraphFacts facts;
-  facts.in = facts.out = exec::DegreeFacts{16.0, 0.0, 16, 1024};
-  const exec::Program program =
-      exec::planProgram(lowered, lower::Pass::Forward, exec::ruleConfig(lowered, lower::Pass::Forward, facts, {}));
+  const autotune::GraphFacts facts = autotune::assumedFacts(16, 1024);
+  const codegen::Program program =
+      codegen::planProgram(lowered, lower::Pass::Forward, autotune::ruleConfig(lowered, lower::Pass::Forward, facts, {}));
   std::vector<std::tuple<std::string, int64_t, bool, std::string>> out;
   for (const lower::SavedBuffer &b : program.plan.saved)
     out.emplace_back(b.name, b.width, b.positions, b.aliasOf);
@@ -105,25 +104,20 @@ public:
       : deviceGraph_(std::move(deviceGraph)), graph_(nb::cast<PyDeviceGraph &>(deviceGraph_)) {
     useDevice(graph_.device);
     lowered_ = lower::lowerLayer(layer);
-    exec::RunnerOptions options;
+    autotune::PlanRequest request;
+    request.layerHash = layer.hashHex();
+    request.width = width;
+    request.heads = heads;
+    request.tuneMissing = tune;
     // cuSPARSE's SpMM is not bitwise reproducible: deterministic mode keeps
-    // to the generated kernels.
+    // to the generated kernels, by the rule.
+    request.useRecords = !deterministic;
     if (deterministic)
-      options.rule.variant = exec::Variant::Generated;
-    else {
-      autotune::RecordLookup lookup;
-      lookup.layerHash = layer.hashHex();
-      lookup.width = width;
-      lookup.heads = heads;
-      lookup.tuneMissing = tune;
-      lookup.rule = options.rule;
-      const autotune::ConfigsFromRecords configs = autotune::configsFromRecords(lowered_, graph_.graph->host(), lookup);
-      options.forward = configs.forward;
-      options.backward = configs.backward;
-      tunedStages_ = configs.stages;
-      recordsNote_ = configs.note;
-    }
-    runner_ = std::make_unique<exec::LayerRunner>(lowered_, *graph_.graph, options);
+      request.rule.variant = autotune::Variant::Generated;
+    const autotune::PlannedLayer planned = autotune::planLayer(lowered_, graph_.graph->host(), request);
+    tunedStages_ = planned.stages;
+    recordsNote_ = planned.note;
+    runner_ = std::make_unique<exec::LayerRunner>(lowered_, *graph_.graph, planned.programs);
     checkSavedLayout();
   }
 

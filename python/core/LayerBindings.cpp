@@ -4,7 +4,7 @@
 #include "python/core/Bindings.h"
 
 #include "dsl/Layer.h"
-#include "exec/KernelExport.h"
+#include "autotune/KernelExport.h"
 #include "layers/Library.h"
 
 #include <nanobind/stl/optional.h>
@@ -73,11 +73,11 @@ nb::list outputsOf(const dsl::Layer &layer) {
 }
 
 nb::dict exportLayer(const dsl::Layer &layer, const std::string &dir, std::optional<std::string> arch, bool backward) {
-  exec::ExportSettings settings;
+  autotune::ExportSettings settings;
   if (arch)
     settings.arch = *arch;
   settings.backward = backward;
-  const exec::ExportSummary s = exec::exportKernels(layer, settings, dir);
+  const autotune::ExportSummary s = autotune::exportKernels(layer, settings, dir);
   nb::dict out;
   out["family"] = s.family;
   out["arch"] = s.arch;

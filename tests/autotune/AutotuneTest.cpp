@@ -6,7 +6,7 @@
 #include "autotune/Fingerprint.h"
 #include "autotune/Records.h"
 #include "autotune/Tuner.h"
-#include "exec/Program.h"
+#include "codegen/Program.h"
 #include "graph/GraphSource.h"
 #include "layers/Library.h"
 #include "lower/Pipeline.h"
@@ -55,9 +55,9 @@ lower::LoweredLayer libraryLayer(const std::string &name, int64_t dim, int64_t h
   return lower::lowerLayer(layers::buildLayer(name, o));
 }
 
-exec::GraphFacts skewedFacts(int64_t median, int64_t max) {
-  exec::GraphFacts f;
-  f.in = f.out = exec::DegreeFacts{static_cast<double>(median) * 2, static_cast<double>(median) * 4, median, max};
+autotune::GraphFacts skewedFacts(int64_t median, int64_t max) {
+  autotune::GraphFacts f;
+  f.in = f.out = autotune::DegreeFacts{static_cast<double>(median) * 2, static_cast<double>(median) * 4, median, max};
   return f;
 }
 
@@ -184,12 +184,12 @@ TEST_CASE("an unwritable records file is a UserError naming it") {
 }
 
 TEST_CASE("candidates: the rule's first, each family's own space, pruned by the degrees and by the planner") {
-  const exec::GraphFacts facts = skewedFacts(100, 100000);
+  const autotune::GraphFacts facts = skewedFacts(100, 100000);
   for (const char *name : {"gcn", "sage", "gatv2"}) {
     CAPTURE(std::string(name));
     const lower::LoweredLayer l = libraryLayer(name, 32, 4);
     for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
-      const auto spaces = autotune::candidateSpaces(l, pass, facts, exec::RuleOptions{}, false);
+      const auto spaces = autotune::candidateSpaces(l, pass, facts, autotune::RuleOptions{}, false);
       REQUIRE_FALSE(spaces.empty());
       for (const autotune::StageSpace &s : spaces) {
         REQUIRE_FALSE(s.kept.empty());
@@ -203,7 +203,7 @@ TEST_CASE("candidates: the rule's first, each family's own space, pruned by the 
           splitsTypical |= p.why.find("splits typical rows") != std::string::npos;
         CHECK(splitsTypical); // thresholds 32 and 128 under a median degree of 100
         // Exhaustive keeps what the model pruned; only the planner still refuses.
-        const auto all = autotune::candidateSpaces(l, pass, facts, exec::RuleOptions{}, true);
+        const auto all = autotune::candidateSpaces(l, pass, facts, autotune::RuleOptions{}, true);
         const auto same = std::find_if(all.begin(), all.end(), [&](const auto &x) { return x.stage == s.stage; });
         REQUIRE(same != all.end());
         CHECK(same->kept.size() > s.kept.size());
@@ -232,7 +232,7 @@ TEST_CASE("candidates: the rule's first, each family's own space, pruned by the 
 TEST_CASE("candidates: tilings whose row loads fill less than a sector, in many chunks, are pruned") {
   // GATv2 4 x 122 (heads padded to 128 lanes of pairs): one or two lanes of
   // 8 bytes per head would walk it in 32 or 64 chunks.
-  const exec::GraphFacts facts = skewedFacts(100, 100000);
+  const autotune::GraphFacts facts = skewedFacts(100, 100000);
   for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward})
     for (const auto &s : autotune::candidateSpaces(libraryLayer("gatv2", 122, 4), pass, facts, {}, false)) {
       for (size_t k = 1; k < s.kept.size(); ++k) {
@@ -247,7 +247,7 @@ TEST_CASE("candidates: tilings whose row loads fill less than a sector, in many 
 }
 
 TEST_CASE("candidates: SpMM and reduction tilings that cover a row in four or more tiles are pruned") {
-  const exec::GraphFacts facts = skewedFacts(100, 100000);
+  const autotune::GraphFacts facts = skewedFacts(100, 100000);
   const auto tilesOf = [](const lower::RowTiling &t, int64_t width) {
     const int64_t perTile = static_cast<int64_t>(t.group) * t.vec * t.chunks;
     return (width + perTile - 1) / perTile;
@@ -288,7 +288,7 @@ TEST_CASE("candidates: SpMM and reduction tilings that cover a row in four or mo
 TEST_CASE("candidates: splitting typical rows is pruned only when the rows fill the GPU") {
   const lower::LoweredLayer l = libraryLayer("gatv2", 32, 4);
   const auto splitsTypical = [&](int64_t nodes) {
-    exec::GraphFacts facts = skewedFacts(100, 100000);
+    autotune::GraphFacts facts = skewedFacts(100, 100000);
     facts.nodes = nodes;
     int kept = 0, pruned = 0;
     for (const autotune::StageSpace &s : autotune::candidateSpaces(l, lower::Pass::Forward, facts, {}, false)) {
@@ -323,10 +323,10 @@ double fakeMs(const lower::PassConfig &config) {
 
 struct Search {
   lower::LoweredLayer layer = libraryLayer("transformer", 32, 4);
-  exec::GraphFacts facts = skewedFacts(8, 1000);
-  lower::PassConfig rule = exec::ruleConfig(layer, lower::Pass::Backward, facts, {});
+  autotune::GraphFacts facts = skewedFacts(8, 1000);
+  lower::PassConfig rule = autotune::ruleConfig(layer, lower::Pass::Backward, facts, {});
   std::vector<autotune::StageSpace> spaces =
-      autotune::candidateSpaces(layer, lower::Pass::Backward, facts, exec::RuleOptions{}, false);
+      autotune::candidateSpaces(layer, lower::Pass::Backward, facts, autotune::RuleOptions{}, false);
 };
 
 const lower::AttentionConfig *attentionOf(const lower::StageConfig &c) { return std::get_if<lower::AttentionConfig>(&c); }
@@ -343,11 +343,11 @@ TEST_CASE("candidates: stages the rule runs in one edge loop are tuned as one, a
   // GATv2's fused backward sums over in-edges and over all edges in one
   // loop, which a config of either stage alone would split.
   const lower::LoweredLayer l = libraryLayer("gatv2", 8, 4);
-  const exec::GraphFacts facts = skewedFacts(8, 40000);
-  const lower::PassConfig rule = exec::ruleConfig(l, lower::Pass::Backward, facts, {});
+  const autotune::GraphFacts facts = skewedFacts(8, 40000);
+  const lower::PassConfig rule = autotune::ruleConfig(l, lower::Pass::Backward, facts, {});
   const auto spaces = autotune::candidateSpaces(l, lower::Pass::Backward, facts, {}, false);
   const auto attentionSteps = [&](const lower::PassConfig &c) {
-    const exec::Program p = exec::planProgram(l, lower::Pass::Backward, c);
+    const codegen::Program p = codegen::planProgram(l, lower::Pass::Backward, c);
     return std::count_if(p.plan.steps.begin(), p.plan.steps.end(),
                          [](const lower::Step &s) { return std::holds_alternative<lower::AttentionStep>(s); });
   };
@@ -437,8 +437,8 @@ std::string fakeModule(const lower::StageConfig &c) {
 
 TEST_CASE("search: compiled candidates first, one per set of modules before the others, fastest modules first") {
   const lower::LoweredLayer layer = libraryLayer("transformer", 32, 4);
-  const exec::GraphFacts facts = skewedFacts(8, 1000);
-  const lower::PassConfig rule = exec::ruleConfig(layer, lower::Pass::Forward, facts, {});
+  const autotune::GraphFacts facts = skewedFacts(8, 1000);
+  const lower::PassConfig rule = autotune::ruleConfig(layer, lower::Pass::Forward, facts, {});
   const auto spaces = autotune::candidateSpaces(layer, lower::Pass::Forward, facts, {}, false);
   REQUIRE(spaces.size() == 1);
   const autotune::StageSpace &space = spaces[0];
@@ -723,11 +723,12 @@ TEST_CASE("search: before any timing, the timer's estimate decides what starts; 
 
 TEST_CASE("run's configs from records: the recorded stages over the rule's; one the planner refuses is not used") {
   const lower::LoweredLayer l = libraryLayer("gatv2", 32, 4);
-  const exec::GraphFacts facts = skewedFacts(8, 1000);
-  const lower::PassConfig rule = exec::ruleConfig(l, lower::Pass::Backward, facts, {});
+  const autotune::GraphFacts facts = skewedFacts(8, 1000);
+  const lower::PassConfig rule = autotune::ruleConfig(l, lower::Pass::Backward, facts, {});
   TuneKey base = someKey();
   autotune::LoadedRecords records;
-  CHECK_FALSE(autotune::recordedConfig(l, lower::Pass::Backward, rule, records, base).config); // none: the rule's
+  autotune::ProgramCache programs(l);
+  CHECK_FALSE(autotune::recordedConfig(programs, lower::Pass::Backward, rule, records, base).config); // none: the rule's
   size_t stage = 0;
   while (!std::holds_alternative<lower::AttentionConfig>(rule.stages[stage]))
     ++stage;
@@ -739,17 +740,18 @@ TEST_CASE("run's configs from records: the recorded stages over the rule's; one 
   r.key.stage = static_cast<int64_t>(stage);
   r.config = faster;
   records.records.push_back(r);
-  const autotune::RecordedConfig used = autotune::recordedConfig(l, lower::Pass::Backward, rule, records, base);
+  const autotune::RecordedConfig used = autotune::recordedConfig(programs, lower::Pass::Backward, rule, records, base);
   REQUIRE(used.config);
   CHECK(used.stages == 1);
   CHECK(used.config->stages[stage] == lower::StageConfig{faster});
-  CHECK_FALSE(autotune::recordedConfig(l, lower::Pass::Forward, exec::ruleConfig(l, lower::Pass::Forward, facts, {}),
+  CHECK(used.program == programs.get(lower::Pass::Backward, *used.config)); // planned once, there
+  CHECK_FALSE(autotune::recordedConfig(programs, lower::Pass::Forward, autotune::ruleConfig(l, lower::Pass::Forward, facts, {}),
                                        records, base)
                   .config); // the backward's record is not the forward's
   lower::AttentionConfig broken = faster;
   broken.vec = 3; // a vector width no kernel takes
   records.records.back().config = broken;
-  const autotune::RecordedConfig refused = autotune::recordedConfig(l, lower::Pass::Backward, rule, records, base);
+  const autotune::RecordedConfig refused = autotune::recordedConfig(programs, lower::Pass::Backward, rule, records, base);
   CHECK_FALSE(refused.config);
   CHECK_FALSE(refused.refused.empty());
 }
@@ -758,9 +760,9 @@ TEST_CASE("search: the fused attention backward is a pass variant, adopted only 
   for (bool ruleFuses : {true, false}) { // the default, then a rule told to keep separate loops
     CAPTURE(ruleFuses);
     Search s;
-    exec::RuleOptions options;
+    autotune::RuleOptions options;
     options.fuseAttentionBackward = ruleFuses;
-    s.rule = exec::ruleConfig(s.layer, lower::Pass::Backward, s.facts, options);
+    s.rule = autotune::ruleConfig(s.layer, lower::Pass::Backward, s.facts, options);
     s.spaces = autotune::candidateSpaces(s.layer, lower::Pass::Backward, s.facts, options, false);
     const auto allFused = [](const lower::PassConfig &c) {
       for (const lower::StageConfig &st : c.stages)
@@ -781,7 +783,7 @@ TEST_CASE("search: the fused attention backward is a pass variant, adopted only 
         CHECK(attentionOf(c.config)->fuseBackward == ruleFuses);
     const auto variants = autotune::passVariants(lower::Pass::Backward, s.rule);
     REQUIRE(variants.size() == 1);
-    CHECK(autotune::passVariants(lower::Pass::Forward, exec::ruleConfig(s.layer, lower::Pass::Forward, s.facts, {}))
+    CHECK(autotune::passVariants(lower::Pass::Forward, autotune::ruleConfig(s.layer, lower::Pass::Forward, s.facts, {}))
               .empty());
     const lower::PassConfig flipped = variants[0].apply(s.rule);
     CHECK((ruleFuses ? noneFused(flipped) : allFused(flipped)));

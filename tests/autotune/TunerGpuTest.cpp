@@ -37,7 +37,7 @@ TEST_CASE("tuned configs of every family agree with the rule's and are never slo
   for (const char *spec : {"rmat:scale=12,ef=16,seed=1", "grid:side=64", "er:n=4000,deg=20,seed=2"}) {
     const graph::Graph g = graph::Graph::fromEdges(graph::loadGraphSource(spec).edges);
     exec::DeviceGraph device(g);
-    const exec::GraphFacts facts = exec::graphFacts(g);
+    const autotune::GraphFacts facts = autotune::graphFacts(g);
     for (const Case &c : {Case{"gcn", "", 64, 1}, Case{"sage", "max", 32, 1}, Case{"gatv2", "", 16, 4}}) {
       const std::string what = fmt::format("{} on {}", c.layer, spec);
       CAPTURE(what);
@@ -62,7 +62,8 @@ TEST_CASE("tuned configs of every family agree with the rule's and are never slo
           }
           CHECK(timed > 1);
         }
-        autotune::GpuPassTimer timer(l, device, p.pass, p.rule, 1, 3);
+        autotune::ProgramCache programs(l);
+        autotune::GpuPassTimer timer(programs, device, p.pass, p.rule, layer.passes.front().rule, 1, 3);
         CHECK(timer.check(tuned.config).empty());
       }
     }

@@ -33,6 +33,9 @@
 
 using namespace gnnjit;
 using namespace gnnjit::exec;
+using autotune::RuleOptions;
+using autotune::Variant;
+using autotune::variantName;
 
 namespace {
 
@@ -298,7 +301,7 @@ TEST_CASE("isolated nodes give 0 and a log-sum-exp of -inf") {
   const graph::Graph g = graph::Graph::fromEdges(edges);
   const lower::LoweredLayer lowered = lower::lowerLayer(library("gatv2", 2, 4, [](layers::LayerOptions &) {}));
   DeviceGraph dg(g);
-  LayerRunner runner(lowered, dg);
+  LayerRunner runner(lowered, dg, autotune::rulePrograms(lowered, g));
   const ref::TensorMap inputs = gridInputs(lowered.layer.inputs(), g, 5);
   const UploadedTensors in(inputs);
   const ref::Tensor out = download(runner.forward(in.tensors()).at("out"));

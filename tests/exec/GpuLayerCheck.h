@@ -4,6 +4,7 @@
 // must be bitwise identical. Each test supplies how its inputs are drawn.
 #pragma once
 
+#include "autotune/PlanLayer.h"
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
 #include "graph/GraphSource.h"
@@ -63,11 +64,9 @@ inline void checkAgainst(const ref::TensorMap &expected, const exec::DeviceTenso
 /// Runs forward and backward twice; checks both against the reference and
 /// that the second run's gradients equal the first's bit for bit.
 inline void runAndCheck(const Expected &e, const graph::Graph &g, const std::string &what,
-                        const exec::RuleOptions &rule = {}) {
+                        const autotune::RuleOptions &rule = {}) {
   exec::DeviceGraph dg(g);
-  exec::RunnerOptions options;
-  options.rule = rule;
-  exec::LayerRunner runner(e.lowered, dg, options);
+  exec::LayerRunner runner(e.lowered, dg, autotune::rulePrograms(e.lowered, g, rule));
   runner.setRandomSeed(e.dropoutSeed);
   const exec::UploadedTensors in(e.inputs);
   checkAgainst(e.outputs, runner.forward(in.tensors()), what + " forward");
@@ -112,11 +111,9 @@ struct CallerMemory {
 /// bit for bit, what the runner gives with its own buffers (with `bitwise`:
 /// cuSPARSE's SpMM is not reproducible to the bit from run to run).
 inline void runWithCallerBuffers(const Expected &e, const graph::Graph &g, const std::string &what,
-                                 const InputDraw &draw, const exec::RuleOptions &rule = {}, bool bitwise = true) {
+                                 const InputDraw &draw, const autotune::RuleOptions &rule = {}, bool bitwise = true) {
   exec::DeviceGraph dg(g);
-  exec::RunnerOptions options;
-  options.rule = rule;
-  exec::LayerRunner runner(e.lowered, dg, options);
+  exec::LayerRunner runner(e.lowered, dg, autotune::rulePrograms(e.lowered, g, rule));
   runner.setRandomSeed(e.dropoutSeed);
   const exec::UploadedTensors in(e.inputs), other(draw(e.lowered.layer.inputs(), g, 99));
   CallerMemory first(runner, runner.program(lower::Pass::Forward).plan.targets, g);

@@ -26,6 +26,9 @@
 
 using namespace gnnjit;
 using namespace gnnjit::exec;
+using autotune::RuleOptions;
+using autotune::Variant;
+using autotune::variantName;
 
 namespace {
 
@@ -146,10 +149,10 @@ TEST_CASE("SAGE max and min: arg positions exactly the first extreme in CSR orde
     inputs["x"] = x;
     const ref::TensorMap expected = ref::forward(lowered.layer, g, inputs);
     DeviceGraph dg(g);
-    RunnerOptions options;
-    options.rule.heavyThreshold = 16;
-    options.rule.packedMerge = packedMerge;
-    LayerRunner runner(lowered, dg, options);
+    autotune::RuleOptions rule;
+    rule.heavyThreshold = 16;
+    rule.packedMerge = packedMerge;
+    LayerRunner runner(lowered, dg, autotune::rulePrograms(lowered, g, rule));
     const auto &step = std::get<lower::ReductionStep>(runner.program(Pass::Forward).plan.steps.at(0));
     REQUIRE(step.config.heavyThreshold == 16);
     REQUIRE(step.config.packedMerge == packedMerge);
@@ -214,7 +217,7 @@ TEST_CASE("the arg scatter carries NaN and infinite gradients to the arg sources
         expected.at(g.incoming().index(arg), f) += dout.at(i, f);
     }
   DeviceGraph dg(g);
-  LayerRunner runner(lowered, dg);
+  LayerRunner runner(lowered, dg, autotune::rulePrograms(lowered, g));
   REQUIRE(std::holds_alternative<lower::ArgScatterStep>(runner.program(Pass::Backward).plan.steps.at(0)));
   const UploadedTensors in(inputs);
   runner.forward(in.tensors());
@@ -234,7 +237,7 @@ TEST_CASE("the backward of a max needs the forward's saved arg positions first")
   o.aggregation = "max";
   const lower::LoweredLayer lowered = lower::lowerLayer(layers::buildLayer("sage", o));
   DeviceGraph dg(g);
-  LayerRunner runner(lowered, dg);
+  LayerRunner runner(lowered, dg, autotune::rulePrograms(lowered, g));
   ref::TensorMap inputs = gridInputs(lowered.layer.inputs(), g, 1);
   for (auto &[name, t] : gridInputs(lowered.backward.plan.outputGradients, g, 2))
     inputs[name] = t;

@@ -21,6 +21,9 @@
 
 using namespace gnnjit;
 using namespace gnnjit::exec;
+using autotune::RuleOptions;
+using autotune::Variant;
+using autotune::variantName;
 
 namespace {
 
@@ -94,9 +97,9 @@ void checkAgainst(const ref::TensorMap &expected, const DeviceTensors &actual, c
 /// Runs forward and backward with `variant` and checks both.
 void runAndCheck(const Expected &e, graph::Graph &g, Variant variant, int64_t padding, const std::string &what) {
   DeviceGraph dg(g);
-  RunnerOptions options;
-  options.rule.variant = variant;
-  LayerRunner runner(e.lowered, dg, options);
+  autotune::RuleOptions rule;
+  rule.variant = variant;
+  LayerRunner runner(e.lowered, dg, autotune::rulePrograms(e.lowered, g, rule));
   const UploadedTensors in(e.inputs, padding);
   checkAgainst(e.outputs, runner.forward(in.tensors()), what + " forward");
   const UploadedTensors bin(e.backwardInputs, padding);
@@ -192,9 +195,9 @@ TEST_CASE("run to run: the generated kernels' gradients are bitwise identical; c
     const Expected e = reference(c, *g);
     for (Variant variant : {Variant::Generated, Variant::Cusparse}) {
       DeviceGraph dg(*g);
-      RunnerOptions options;
-      options.rule.variant = variant;
-      LayerRunner runner(e.lowered, dg, options);
+      autotune::RuleOptions rule;
+      rule.variant = variant;
+      LayerRunner runner(e.lowered, dg, autotune::rulePrograms(e.lowered, *g, rule));
       const UploadedTensors in(e.inputs), bin(e.backwardInputs);
       std::map<std::string, std::vector<double>> first;
       int differing = 0;
@@ -240,7 +243,7 @@ TEST_CASE("bindings that do not fit are refused before anything runs") {
   const std::unique_ptr<graph::Graph> g = makeGraph({"er:n=100,deg=4,seed=1", {}}, false, graph::IndexChoice::Int32);
   DeviceGraph dg(*g);
   const lower::LoweredLayer l = lower::lowerLayer(layers::buildLayer("gin", {}));
-  LayerRunner runner(l, dg);
+  LayerRunner runner(l, dg, autotune::rulePrograms(l, *g));
   ref::TensorMap inputs = randomInputs(l.layer.inputs(), *g, 1);
   {
     ref::TensorMap wrong = inputs;

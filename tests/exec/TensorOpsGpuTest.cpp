@@ -1,6 +1,7 @@
 // On the GPU: random inputs made on the device equal the host's bit for bit,
 // device checksums and comparisons agree with the host's, block transfers round-trip strided
 // tensors, and the runner's memory estimate covers what a run allocates.
+#include "autotune/PlanLayer.h"
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
 #include "exec/RandomInputs.h"
@@ -21,6 +22,9 @@
 
 using namespace gnnjit;
 using namespace gnnjit::exec;
+using autotune::RuleOptions;
+using autotune::Variant;
+using autotune::variantName;
 
 TEST_CASE("random inputs on the device equal the host's, bit for bit") {
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {7, 3}, {3001, 1500}, {100000, 33}}) {
@@ -120,9 +124,10 @@ TEST_CASE("the runner allocates no more than its memory estimate, and not much l
       CAPTURE(c.label);
       CAPTURE(variantName(variant));
       const lower::LoweredLayer lowered = lower::lowerLayer(layers::buildLayer(c.layer, c.options));
-      RunnerOptions options;
-      options.rule.variant = variant;
-      const MemoryEstimate estimate = runnerMemory(lowered, g, options, true);
+      autotune::RuleOptions rule;
+      rule.variant = variant;
+      const LayerPrograms programs = autotune::rulePrograms(lowered, g, rule);
+      const MemoryEstimate estimate = runnerMemory(programs, g, true);
       OwnedTensors inputs;
       for (const dsl::InputPtr &in : lowered.layer.inputs())
         fillRandom(inputs.add(in->name, ref::bindingRows(*in, g), in->shape.size()), 1);
@@ -135,7 +140,7 @@ TEST_CASE("the runner allocates no more than its memory estimate, and not much l
       runtime::resetDeviceMemoryPeak();
       {
         DeviceGraph deviceGraph(g);
-        LayerRunner runner(lowered, deviceGraph, options);
+        LayerRunner runner(lowered, deviceGraph, programs);
         runner.forward(forwardIn);
         runner.backward(inputs.views());
         const size_t used = runtime::deviceMemoryUse().peak - before;

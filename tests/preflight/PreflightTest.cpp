@@ -1,5 +1,6 @@
 // The memory estimates that preflights check before allocating: the graph's
 // build, the fp64 reference and the GPU runner, all without a GPU.
+#include "autotune/PlanLayer.h"
 #include "exec/RunnerMemory.h"
 #include "graph/GraphMemory.h"
 #include "layers/Library.h"
@@ -98,24 +99,26 @@ TEST_CASE("the runner's estimate: outputs, gradients, graph arrays and scratch o
   layers::LayerOptions o;
   o.dim = 32;
   const lower::LoweredLayer gcn = lower::lowerLayer(layers::gcn(o));
-  exec::RunnerOptions options;
-  options.rule.variant = exec::Variant::Generated;
-  const MemoryEstimate fwd = exec::runnerMemory(gcn, g, options, false);
+  autotune::RuleOptions rule;
+  rule.variant = autotune::Variant::Generated;
+  const exec::LayerPrograms programs = autotune::rulePrograms(gcn, g, rule);
+  const MemoryEstimate fwd = exec::runnerMemory(programs, g, false);
   CHECK(itemBytes(fwd, "output 'out'") == 1000 * 32 * 4);
   CHECK(itemBytes(fwd, "CSR on the device") == 1001 * 4 + 1000 * 4);
   CHECK(itemBytes(fwd, "transposed CSR on the device") == 0);
   CHECK(itemBytes(fwd, "node quantity in_degree") == 1000 * 4);
-  const MemoryEstimate both = exec::runnerMemory(gcn, g, options, true);
+  const MemoryEstimate both = exec::runnerMemory(programs, g, true);
   CHECK(itemBytes(both, "gradient of 'x'") == 1000 * 32 * 4);
   CHECK(itemBytes(both, "transposed CSR on the device") == 1001 * 4 + 1000 * 4);
   CHECK(exec::deviceTensorMemory(gcn.layer.inputs(), g, "input").total() == 1000 * 32 * 4);
 
-  options.rule.variant = exec::Variant::Cusparse;
-  CHECK(itemBytes(exec::runnerMemory(gcn, g, options, false), "cuSPARSE matrix values and workspace") == 2 * 1000 * 4);
+  rule.variant = autotune::Variant::Cusparse;
+  CHECK(itemBytes(exec::runnerMemory(autotune::rulePrograms(gcn, g, rule), g, false),
+                  "cuSPARSE matrix values and workspace") == 2 * 1000 * 4);
 
   // GIN's trained eps: a node sum's partials.
   const lower::LoweredLayer gin = lower::lowerLayer(layers::gin({}));
-  CHECK(itemBytes(exec::runnerMemory(gin, g, {}, true), "partial sums (scratch)") > 0);
+  CHECK(itemBytes(exec::runnerMemory(autotune::rulePrograms(gin, g), g, true), "partial sums (scratch)") > 0);
 }
 
 TEST_CASE("a width the kernels cannot launch is refused when planning, before allocating") {
@@ -127,11 +130,13 @@ TEST_CASE("a width the kernels cannot launch is refused when planning, before al
   layers::LayerOptions o;
   o.dim = 100'000'000;
   const lower::LoweredLayer gcn = lower::lowerLayer(layers::gcn(o));
-  exec::RunnerOptions generated;
-  generated.rule.variant = exec::Variant::Generated;
-  const std::string error = test::userErrorText([&] { (void)exec::runnerMemory(gcn, g, generated, false); });
+  autotune::RuleOptions generated;
+  generated.variant = autotune::Variant::Generated;
+  const std::string error =
+      test::userErrorText([&] { (void)exec::runnerMemory(autotune::rulePrograms(gcn, g, generated), g, false); });
   CHECK(error.find("rows of 100000000 floats on a graph of 1000 nodes") != std::string::npos);
   CHECK(error.find("x 97657 blocks, beyond CUDA's 2147483647 x 65535") != std::string::npos);
   o.dim = 10'000'000;
-  CHECK_NOTHROW((void)exec::runnerMemory(lower::lowerLayer(layers::gcn(o)), g, generated, true));
+  const lower::LoweredLayer narrower = lower::lowerLayer(layers::gcn(o));
+  CHECK_NOTHROW((void)exec::runnerMemory(autotune::rulePrograms(narrower, g, generated), g, true));
 }

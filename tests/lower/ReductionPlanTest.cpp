@@ -2,14 +2,13 @@
 // each pass runs, what the forward saves for the backward, the entries of
 // heavy rows, deterministic source, and that NVRTC compiles every module of
 // every reduction layer for sm_90.
+#include "autotune/Rule.h"
+#include "codegen/Program.h"
 #include "exec/KernelSource.h"
-#include "exec/Program.h"
-#include "exec/StepLauncher.h"
-#include "exec/Tuning.h"
 #include "lower/Pipeline.h"
 #include "runtime/KernelCache.h"
 
-#include "ReductionTestLayers.h"
+#include "exec/ReductionTestLayers.h"
 #include "TestData.h"
 
 #include <doctest/doctest.h>
@@ -17,7 +16,11 @@
 #include <cmath>
 
 using namespace gnnjit;
+using namespace gnnjit::autotune;
 using namespace gnnjit::exec;
+using codegen::Program;
+using codegen::planProgram;
+using lower::Pass;
 
 namespace {
 
@@ -231,16 +234,4 @@ TEST_CASE("NVRTC compiles every module of every reduction layer for sm_90") {
       }
   MESSAGE(compiled << " modules compiled");
   CHECK(compiled > 100);
-}
-
-TEST_CASE("the fixed-point scale keeps sums below 2^61 and is a power of two") {
-  for (float largest : {1e-30f, 1e-3f, 1.0f, 3.5f, 1e20f})
-    for (int64_t terms : {1, 2, 1000, 40000}) {
-      const double scale = fixedPointScale(largest, terms);
-      CHECK(double(largest) * double(terms) * scale < std::ldexp(1.0, 61));
-      CHECK(double(largest) * double(terms) * scale >= std::ldexp(1.0, 59));
-      int exponent = 0;
-      CHECK(std::frexp(scale, &exponent) == 0.5);
-    }
-  CHECK(fixedPointScale(0.0f, 10) == 1.0);
 }

@@ -1,10 +1,10 @@
-#include "exec/Tuning.h"
+#include "autotune/Rule.h"
 
 #include "support/Error.h"
 
 #include <algorithm>
 
-namespace gnnjit::exec {
+namespace gnnjit::autotune {
 
 namespace {
 
@@ -45,6 +45,15 @@ GraphFacts graphFacts(const graph::Graph &graph) {
   facts.out = DegreeFacts::of(stats.out);
   facts.local = stats.avgEdgeSpan <= static_cast<double>(stats.nodes) / 64.0;
   facts.nodes = stats.nodes;
+  return facts;
+}
+
+GraphFacts assumedFacts(int64_t median, int64_t max, lower::IndexWidth index, bool weighted, bool local) {
+  GraphFacts facts;
+  facts.index = index;
+  facts.weighted = weighted;
+  facts.in = facts.out = DegreeFacts{static_cast<double>(median), 0.0, median, max};
+  facts.local = local;
   return facts;
 }
 
@@ -237,20 +246,4 @@ lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOpti
   return t;
 }
 
-lower::PassConfig unalignedConfig(lower::PassConfig config) {
-  for (lower::StageConfig &stage : config.stages) {
-    if (auto *attention = std::get_if<lower::AttentionConfig>(&stage); attention && attention->vec > 1) {
-      // The same tiles in floats, so heads stay whole: V times the chunks.
-      attention->chunks *= attention->vec;
-      attention->segmentChunks *= attention->vec;
-      attention->vec = 1;
-    }
-    if (auto *spmm = std::get_if<lower::SpmmConfig>(&stage))
-      spmm->vec = 1;
-    if (auto *reduction = std::get_if<lower::ReductionConfig>(&stage))
-      reduction->vec = 1;
-  }
-  return config;
-}
-
-} // namespace gnnjit::exec
+} // namespace gnnjit::autotune

@@ -1,8 +1,9 @@
-// The rule that shapes each stage of a pass on a given graph, from its degree
-// statistics and the feature width: for an SpMM aggregation, whether cuSPARSE
-// or the generated kernel runs it, and the kernel's shape. A simple rule, not
-// a search; the autotuner replaces it later. Its output is plain data
-// (lower::PassConfig) that the runner is handed.
+// The tuner's default policy: the rule that shapes each stage of a pass on a
+// given graph, from its degree statistics and the feature width (for an SpMM
+// aggregation, whether cuSPARSE or the generated kernel runs it; for every
+// generated kernel its row mapping). A simple rule, not a search: what runs
+// where no tuning record exists, and where every search starts. Its output
+// is plain data (lower::PassConfig) that planning is handed.
 #pragma once
 
 #include "graph/DegreeStats.h"
@@ -11,7 +12,7 @@
 
 #include <string_view>
 
-namespace gnnjit::exec {
+namespace gnnjit::autotune {
 
 /// Which SpMM backend the rule may pick.
 enum class Variant : uint8_t { Auto, Generated, Cusparse };
@@ -38,6 +39,11 @@ struct GraphFacts {
   int64_t nodes = 0; ///< rows of the aggregation; 0 when not known (export)
 };
 GraphFacts graphFacts(const graph::Graph &graph);
+/// What the rule is told of a graph nobody has measured (`export`, the
+/// layout of saved values): rows of `median` edges (mean and median) up to
+/// `max`.
+GraphFacts assumedFacts(int64_t median, int64_t max, lower::IndexWidth index = lower::IndexWidth::I32,
+                        bool weighted = false, bool local = false);
 
 /// What the caller fixes beyond the graph.
 struct RuleOptions {
@@ -90,8 +96,5 @@ lower::AttentionConfig chooseAttention(const AttentionInputs &in, const RuleOpti
 lower::PassConfig ruleConfig(const lower::LoweredLayer &lowered, lower::Pass pass, const GraphFacts &facts,
                              const RuleOptions &options);
 
-/// `config` for inputs whose rows do not allow 16-byte loads: every
-/// generated SpMM stage gathers one float at a time.
-lower::PassConfig unalignedConfig(lower::PassConfig config);
 
-} // namespace gnnjit::exec
+} // namespace gnnjit::autotune

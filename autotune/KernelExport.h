@@ -1,7 +1,8 @@
 // Writes the kernels gnnjit would generate for a layer (a library layer or
 // one a user wrote) into a folder, without a graph and without a GPU: the
-// layer is lowered, its forward and (optionally) backward passes planned for
-// the graph facts given, every module compiled to PTX, and only then DIR
+// layer is lowered, its forward and (optionally) backward passes planned by
+// the tuner's rule for the graph facts given, every module compiled to PTX,
+// and only then DIR
 // (created if missing) receives
 //   <module>.cu          each generated module's source, exactly as NVRTC
 //                        sees it (provenance header included);
@@ -12,13 +13,14 @@
 //   plan.json            what runs, in order, per pass (steps, targets,
 //                        aggregate and saved buffers, describe), and per
 //                        module its file, PTX, SHA-256 of the source and, per
-//                        kernel, the entry, block size, parameters (what the
-//                        runner binds to each) and the launch-grid rule.
+//                        kernel, the entry, its role, block size, parameters
+//                        (what the runner binds to each) and the launch-grid
+//                        rule.
 // `gnnjit export` is this for the library's layers.
 #pragma once
 
 #include "dsl/Layer.h"
-#include "exec/Tuning.h"
+#include "autotune/Rule.h"
 #include "lower/TuneConfig.h"
 #include "runtime/KernelCache.h"
 
@@ -29,7 +31,7 @@
 #include <string>
 #include <vector>
 
-namespace gnnjit::exec {
+namespace gnnjit::autotune {
 
 /// What the tuning rule sees in place of a graph, and the target.
 struct ExportSettings {
@@ -64,4 +66,4 @@ struct ExportSummary {
 ExportSummary exportKernels(const dsl::Layer &layer, const ExportSettings &settings, const std::filesystem::path &dir,
                             const nlohmann::ordered_json &options = nullptr);
 
-} // namespace gnnjit::exec
+} // namespace gnnjit::autotune

@@ -1,10 +1,10 @@
-#include "exec/KernelExport.h"
+#include "autotune/KernelExport.h"
 
 #include "codegen/DeviceHeaders.h"
+#include "codegen/Program.h"
 #include "codegen/Provenance.h"
 #include "codegen/Version.h"
 #include "exec/KernelSource.h"
-#include "exec/Program.h"
 #include "lower/KernelPlan.h"
 #include "lower/Pipeline.h"
 #include "runtime/Compile.h"
@@ -17,7 +17,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace gnnjit::exec {
+namespace gnnjit::autotune {
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
@@ -51,6 +51,22 @@ ordered_json aggregateJson(const lower::AggregationStage &stage, int buffer) {
       {"buffer", buffer >= 0 ? ordered_json(buffer) : ordered_json(nullptr)}};
 }
 
+/// A tiled step's merge of heavy-row segments (lower::SegmentMerge), or
+/// null when its tiling splits no row.
+ordered_json mergeJson(const lower::RowTiling &t, const lower::SegmentMerge &m) {
+  if (t.heavyThreshold == 0)
+    return nullptr;
+  using Kind = lower::SegmentMerge::Kind;
+  const char *kind = m.kind == Kind::Partials           ? "partials"
+                     : m.kind == Kind::PartialsWithArgs ? "partials_with_args"
+                     : m.kind == Kind::PackedMax        ? "packed_max"
+                                                        : "packed_min";
+  ordered_json j = {{"kind", kind}, {m.packed() ? "slots_per_heavy_row" : "floats_per_segment", m.perUnit}};
+  if (m.packed())
+    j["fill_byte"] = m.fill;
+  return j;
+}
+
 /// One step of plan.json; `module` is the step's module name, or empty.
 struct StepJson {
   const std::string &module;
@@ -61,14 +77,18 @@ struct StepJson {
             {"width", width},     {"gathered", orNull(gathered)}};
   }
   ordered_json operator()(const lower::SpmmStep &s) const {
-    return base(s.cusparse() ? "cusparse" : "spmm", aggregateJson(s.stage, s.aggregate), s.target,
-                s.cusparse() ? "cusparse" : "generated", s.cusparse() ? ordered_json(nullptr) : tuningJson(s.config),
-                s.stage.aggregate->shape().size(), s.gathered);
+    ordered_json j =
+        base(s.cusparse() ? "cusparse" : "spmm", aggregateJson(s.stage, s.aggregate), s.target,
+             s.cusparse() ? "cusparse" : "generated", s.cusparse() ? ordered_json(nullptr) : tuningJson(s.config),
+             s.stage.aggregate->shape().size(), s.gathered);
+    j["heavy_row_merge"] = s.cusparse() ? ordered_json(nullptr) : mergeJson(s.config, s.merge);
+    return j;
   }
   ordered_json operator()(const lower::ReductionStep &s) const {
     ordered_json j = base("reduction", aggregateJson(s.stage, s.aggregate), s.target, "generated", tuningJson(s.config),
                           s.stage.aggregate->shape().size());
     j["saved_args"] = orNull(s.savedArgs);
+    j["heavy_row_merge"] = mergeJson(s.config, s.merge);
     return j;
   }
   ordered_json operator()(const lower::ArgScatterStep &s) const {
@@ -111,6 +131,7 @@ struct StepJson {
     j["direction"] = s.direction == lower::Direction::In ? "in" : "out";
     j["saved_lse"] = orNull(s.savedLse);
     j["saved_value"] = orNull(s.savedValue);
+    j["heavy_row_merge"] = s.mode == Mode::Softmax || s.mode == Mode::Sum ? mergeJson(s.config, s.merge) : nullptr;
     return j;
   }
   ordered_json operator()(const lower::NodeSumStep &s) const {
@@ -132,7 +153,7 @@ struct StepJson {
   }
 };
 
-ordered_json passJson(const Program &program) {
+ordered_json passJson(const codegen::Program &program) {
   const lower::PassPlan &plan = program.plan;
   ordered_json steps = ordered_json::array();
   for (size_t k = 0; k < plan.steps.size(); ++k) {
@@ -154,8 +175,12 @@ ordered_json passJson(const Program &program) {
                      {"per_edge", b.perEdge},
                      {"positions", b.positions},
                      {"alias_of", orNull(b.aliasOf)}});
-  return {{"steps", steps},   {"targets", targets},           {"aggregates", aggregates},
-          {"saved", saved},   {"describe", program.describe()}};
+  return {{"steps", steps},
+          {"targets", targets},
+          {"aggregates", aggregates},
+          {"saved", saved},
+          {"row_edge_limit", plan.rowEdgeLimit > 0 ? ordered_json(plan.rowEdgeLimit) : ordered_json(nullptr)},
+          {"describe", program.describe()}};
 }
 
 /// The launch rules of a step's kernels.
@@ -203,7 +228,7 @@ void createOutDir(const fs::path &dir) {
 
 struct PlannedPass {
   std::string key; ///< "forward" or "backward"
-  Program program;
+  codegen::Program program;
 };
 
 } // namespace
@@ -219,24 +244,20 @@ ExportSummary exportKernels(const dsl::Layer &layer, const ExportSettings &setti
   // There is no graph to measure: the tuning rule sees rows of
   // medianDegree edges (mean and median) up to maxDegree.
   const int64_t median = std::min(settings.medianDegree, settings.maxDegree);
-  GraphFacts facts;
-  facts.index = settings.index;
-  facts.weighted = settings.weighted;
-  facts.in = facts.out = DegreeFacts{static_cast<double>(median), 0.0, median, settings.maxDegree};
-  facts.local = settings.local;
+  const GraphFacts facts = assumedFacts(median, settings.maxDegree, settings.index, settings.weighted, settings.local);
   RuleOptions rule{settings.variant, settings.aligned};
   rule.fuseAttentionBackward = settings.fuseAttentionBackward;
   std::vector<PlannedPass> passes;
-  for (Pass pass : {Pass::Forward, Pass::Backward}) {
-    if (pass == Pass::Backward && !settings.backward)
+  for (lower::Pass pass : {lower::Pass::Forward, lower::Pass::Backward}) {
+    if (pass == lower::Pass::Backward && !settings.backward)
       break;
-    passes.push_back({pass == Pass::Forward ? "forward" : "backward",
-                      planProgram(lowered, pass, ruleConfig(lowered, pass, facts, rule))});
+    passes.push_back({pass == lower::Pass::Forward ? "forward" : "backward",
+                      codegen::planProgram(lowered, pass, ruleConfig(lowered, pass, facts, rule))});
   }
 
   // Which step launches each module (one step per module).
   struct ModuleUse {
-    const Program *program;
+    const codegen::Program *program;
     const lower::Step *step;
     const codegen::GeneratedModule *module;
   };
@@ -247,12 +268,12 @@ ExportSummary exportKernels(const dsl::Layer &layer, const ExportSettings &setti
         uses.push_back({&p.program, &p.program.plan.steps[k], module});
 
   // PTX, before anything is written.
-  runtime::KernelCache &cache = settings.cache ? *settings.cache : defaultKernelCache();
+  runtime::KernelCache &cache = settings.cache ? *settings.cache : exec::defaultKernelCache();
   runtime::CompileOptions compileOptions;
   compileOptions.arch = summary.arch;
   std::vector<std::string> ptx;
   for (const ModuleUse &use : uses)
-    ptx.push_back(cache.compile(kernelSource(*use.module), compileOptions)->ptx);
+    ptx.push_back(cache.compile(exec::kernelSource(*use.module), compileOptions)->ptx);
 
   createOutDir(dir);
   for (const codegen::DeviceHeader &h : codegen::deviceHeaders()) {
@@ -276,14 +297,17 @@ ExportSummary exportKernels(const dsl::Layer &layer, const ExportSettings &setti
         params.push_back(
             {{"name", p.name}, {"kind", codegen::paramKindName(p.kind)}, {"ref", p.scratch >= 0 ? std::to_string(p.scratch) : p.ref}, {"ctype", p.ctype}});
       const std::string grid = entriesOf(*uses[m].step).at(k).launch.describe();
-      kernels.push_back(
-          {{"entry", kernel.entry}, {"block_threads", kernel.blockThreads}, {"params", params}, {"grid", grid}});
+      kernels.push_back({{"entry", kernel.entry},
+                         {"role", lower::kernelRoleName(entriesOf(*uses[m].step).at(k).role)},
+                         {"block_threads", kernel.blockThreads},
+                         {"params", params},
+                         {"grid", grid}});
       summary.kernelLines.push_back(fmt::format("{:<3} {:<40} block {:<4} grid {}",
-                                                passName(uses[m].program->plan.pass), kernel.entry,
+                                                lower::passName(uses[m].program->plan.pass), kernel.entry,
                                                 kernel.blockThreads, grid));
     }
     modules.push_back({{"name", module.name},
-                       {"pass", passName(uses[m].program->plan.pass)},
+                       {"pass", lower::passName(uses[m].program->plan.pass)},
                        {"file", cu},
                        {"ptx", ptxFile},
                        {"sha256", codegen::sha256Hex(module.source)},
@@ -323,4 +347,4 @@ ExportSummary exportKernels(const dsl::Layer &layer, const ExportSettings &setti
   return summary;
 }
 
-} // namespace gnnjit::exec
+} // namespace gnnjit::autotune

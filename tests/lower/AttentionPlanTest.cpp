@@ -2,21 +2,25 @@
 // what each pass runs and saves, that the source is deterministic, and that
 // NVRTC compiles every kernel of every attention layer for sm_90 across head
 // shapes, heavy rows, int64 and unaligned inputs.
-#include "exec/Program.h"
+#include "autotune/Rule.h"
+#include "codegen/Program.h"
 #include "examples/DistanceAttention.h"
 #include "exec/KernelSource.h"
-#include "exec/Tuning.h"
 #include "layers/Library.h"
 #include "lower/Pipeline.h"
 #include "runtime/KernelCache.h"
 
-#include "AttentionTestLayers.h"
+#include "exec/AttentionTestLayers.h"
 #include "TestData.h"
 
 #include <doctest/doctest.h>
 
 using namespace gnnjit;
+using namespace gnnjit::autotune;
 using namespace gnnjit::exec;
+using codegen::Program;
+using codegen::planProgram;
+using lower::Pass;
 
 namespace {
 
