@@ -1,6 +1,7 @@
 #include "codegen/Program.h"
 
 #include "codegen/Provenance.h"
+#include "lower/Pipeline.h"
 
 namespace gnnjit::codegen {
 

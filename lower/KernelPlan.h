@@ -1,9 +1,13 @@
-// The last IR of lowering: every kernel a pass runs, in order, what each
-// reads and writes, the buffers the pass owns, the values the forward saves
-// for the backward, and how each kernel is launched. One step type per kind
+// The last IR of lowering, what planning (lower/Pipeline.h's planPass) makes
+// of a lowered layer and a config per stage: every kernel a pass runs, in
+// order, by role, what each reads and writes, the buffers the pass owns and
+// how heavy rows' segments are merged in them, the values the forward saves
+// for the backward, the bounds the graph must meet, and how each kernel is
+// launched. Each of those facts is stated here once. One step type per kind
 // of work; one planner per family (lower/PlanSpmm.cpp, PlanReduction.cpp,
-// PlanNodes.cpp), driven by lower/PlanPass.cpp. codegen::emit turns a PassPlan into CUDA
-// modules; exec only binds buffers to kernel parameters and launches.
+// PlanAttention.cpp, PlanNodes.cpp). codegen::emit turns a PassPlan into
+// CUDA modules; exec binds buffers to kernel parameters and launches what
+// the plan says.
 #pragma once
 
 #include "lower/LaunchRule.h"
@@ -323,11 +327,6 @@ struct PassPlan {
   /// Readable summary, one line per step (--explain, plan.json, run's report).
   std::string describe() const;
 };
-
-/// Plans `pass` of `lowered` with one config per stage of the pass. A stage
-/// of a family without generated kernels yet, or a backward plan that reads
-/// saved forward values, is a UserError that says so.
-PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &config);
 
 /// The name of the saved buffer of arg positions of forward stage `k` (a
 /// max or min aggregation whose backward reads them).

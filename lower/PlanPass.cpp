@@ -123,7 +123,8 @@ bool readable(const ExprNode &n, const PassPlan &plan) {
   return !readsComputed(saved->forward()) || plan.savedValueOf.count(saved->forward().get()) > 0;
 }
 
-/// Refuses what has no generated kernels yet, before anything is planned.
+} // namespace
+
 void checkGenerated(const LoweredLayer &lowered, Pass pass, const PassPlan &plan) {
   const std::string &layer = lowered.layer.name();
   for (const InputPtr &in : lowered.layer.inputs())
@@ -165,6 +166,8 @@ void checkGenerated(const LoweredLayer &lowered, Pass pass, const PassPlan &plan
       todo.push_back(op);
   }
 }
+
+namespace {
 
 /// The forward target that forward stage k writes with its aggregate as
 /// it is (a fused output whose value is the aggregate, reshapes aside: the
@@ -303,7 +306,7 @@ int PlanContext::addScratch(const ExprNode &aggregate, int64_t width, bool globa
   return index;
 }
 
-PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &config) {
+PassPlan startPlan(const LoweredLayer &lowered, Pass pass, const PassConfig &config) {
   PassPlan plan;
   plan.pass = pass;
   plan.layer = lowered.layer.name();
@@ -311,50 +314,50 @@ PassPlan planPass(const LoweredLayer &lowered, Pass pass, const PassConfig &conf
   plan.index = config.index;
   plan.weighted = config.weighted;
   plan.targets = targetsOf(lowered, pass);
-  attentionSaved(lowered, plan);
-  checkGenerated(lowered, pass, plan);
   const std::vector<AggregationStage> &stages = stagesOf(lowered, pass);
   if (config.stages.size() != stages.size())
     throwInternalError("layer {}: {} stage configs for the {} stages of the {} pass", plan.layer, config.stages.size(),
                        stages.size(), passName(pass));
+  return plan;
+}
 
-  PlanContext context{lowered, stages, plan, std::vector<bool>(plan.targets.size(), false)};
-  const std::set<size_t> withArgs = stagesWithSavedArgs(lowered);
-  for (size_t k : withArgs)
+void planSavedValues(const LoweredLayer &lowered, PassPlan &plan) {
+  attentionSaved(lowered, plan);
+  for (size_t k : stagesWithSavedArgs(lowered))
     plan.savedArgsOf[lowered.forward[k].aggregate.get()] = savedArgsName(k);
-  const std::set<size_t> saved = pass == Pass::Forward ? withArgs : std::set<size_t>();
-  if (pass == Pass::Backward)
-    planAttentionPrologue(context, config);
-  for (size_t k = 0; k < stages.size(); ++k) {
-    const Over over = cast<Aggregate>(stages[k].aggregate.get())->over();
+}
+
+void planStages(PlanContext &c) {
+  const PassConfig &config = c.plan.config;
+  for (size_t k = 0; k < c.stages.size(); ++k) {
+    const AggregationStage &stage = c.stages[k];
+    const Over over = cast<Aggregate>(stage.aggregate.get())->over();
     if (const auto *attention = std::get_if<AttentionConfig>(&config.stages[k]);
-        stages[k].family == Family::Attention && attention && over != Over::AllNodes) {
-      planAttentionStage(context, k, *attention);
+        stage.family == Family::Attention && attention && over != Over::AllNodes) {
+      planAttentionStage(c, k, *attention);
     } else if (over == Over::AllNodes) {
-      planNodeSum(context, k);
+      planNodeSum(c, k);
     } else if (over == Over::AllEdges) {
-      planEdgeSum(context, k);
-    } else if (const auto *spmm = std::get_if<SpmmConfig>(&config.stages[k]); stages[k].family == Family::SpMM && spmm) {
-      planSpmmStage(context, k, *spmm);
+      planEdgeSum(c, k);
+    } else if (const auto *spmm = std::get_if<SpmmConfig>(&config.stages[k]); stage.family == Family::SpMM && spmm) {
+      planSpmmStage(c, k, *spmm);
     } else if (const auto *reduction = std::get_if<ReductionConfig>(&config.stages[k]);
-               stages[k].family == Family::Reduction && reduction) {
-      planReductionStage(context, k, *reduction, saved.count(k) ? savedArgsName(k) : std::string());
+               stage.family == Family::Reduction && reduction) {
+      // A forward max or min whose backward reads its arg positions saves them.
+      const auto args = c.plan.savedArgsOf.find(stage.aggregate.get());
+      planReductionStage(c, k, *reduction,
+                         c.plan.pass == Pass::Forward && args != c.plan.savedArgsOf.end() ? args->second : "");
     } else {
-      throwInternalError("layer {}: stage {} of the {} pass ({}) has no config of its family", plan.layer, k,
-                         passName(pass), familyName(stages[k].family));
+      throwInternalError("layer {}: stage {} of the {} pass ({}) has no config of its family", c.plan.layer, k,
+                         passName(c.plan.pass), familyName(stage.family));
     }
   }
-  // The backward reads what the forward saved: the runner holds it across
-  // both passes, so both plans list it.
-  if (pass == Pass::Backward) {
-    fuseAttentionSums(context);
-    for (size_t k : withArgs)
-      plan.saved.push_back({savedArgsName(k), lowered.forward[k].aggregate->shape().size(), false, true, {}});
-    listAttentionSaved(context);
-  }
-  planNodeOutputs(context);
-  finishAttentionSteps(context);
-  return plan;
+}
+
+void listSavedForBackward(PlanContext &c) {
+  for (size_t k : stagesWithSavedArgs(c.lowered))
+    c.plan.saved.push_back({savedArgsName(k), c.lowered.forward[k].aggregate->shape().size(), false, true, {}});
+  listAttentionSaved(c);
 }
 
 std::string savedArgsName(size_t k) { return fmt::format("args{}", k); }

@@ -1,6 +1,7 @@
-// What the family planners share while a pass is planned (lower/PlanPass.cpp
-// drives them): the plan being built, which targets are written, and the
-// names of modules and entry points. Internal to lower/.
+// The passes of planning (lower/Pipeline.cpp's planPass runs them in order)
+// and what the family planners share while a pass is planned: the plan
+// being built, which targets are written, and the names of modules and
+// entry points. Internal to lower/.
 #pragma once
 
 #include "lower/KernelPlan.h"
@@ -23,6 +24,27 @@ struct PlanContext {
   /// A new scratch buffer holding `aggregate`.
   int addScratch(const dsl::ExprNode &aggregate, int64_t width, bool global);
 };
+
+// ---- the planning passes, in the order planPass runs them ----
+
+/// PlanPass.cpp: a plan of `pass` with `config`: its header and targets
+/// (the layer's outputs, or a gradient per input).
+PassPlan startPlan(const LoweredLayer &lowered, Pass pass, const PassConfig &config);
+/// PlanPass.cpp: the forward values the backward reads: log-sum-exps and
+/// aggregates of attention stages, arg positions of max/min stages
+/// (PassPlan::savedLseOf, savedValueOf, savedValueAliases, savedArgsOf).
+void planSavedValues(const LoweredLayer &lowered, PassPlan &plan);
+/// PlanPass.cpp: a UserError for what has no generated kernels yet (a
+/// family or a saved value no kernel computes), before any step is planned.
+void checkGenerated(const LoweredLayer &lowered, Pass pass, const PassPlan &plan);
+/// PlanPass.cpp: one step per aggregation stage, by its family's planner
+/// and the stage's config.
+void planStages(PlanContext &context);
+/// PlanPass.cpp: the backward's list of what the forward saves (the runner
+/// keeps it across both passes, so both plans list it).
+void listSavedForBackward(PlanContext &context);
+
+// ---- shared by the family planners ----
 
 /// Where stage `k`'s step writes: straight into the one target that reads
 /// the aggregate element-wise (its epilogue fused), else a scratch buffer.
