@@ -79,6 +79,9 @@ public:
     if (step_.mode == Mode::Softmax || step_.mode == Mode::Sum)
       writeMergeCheck(out, step_.merge, t_.heavyThreshold,
                       "gnnjit::device::attendSegmentFloats<F, LDIM, NO, SOFTMAX>()");
+    writeTile(out, "RowTile", t_.group, t_.chunks);
+    if (t_.heavyThreshold > 0 && step_.mode != Mode::EdgeSum)
+      writeTile(out, "SegmentTile", t_.segmentGroup, t_.segmentChunks);
     writeOpsStruct(out, plan_.layer, what(), ops, members);
     GeneratedModule module;
     module.name = fmt::format("{}_{}", plan_.layer, step_.label);
@@ -104,6 +107,16 @@ public:
   }
 
 private:
+  /// The named constants an entry point of attention.cuh takes (its K):
+  /// the tiling of rows or of segments, and the module's counts.
+  static void writeTile(SourceWriter &out, const char *name, int group, int chunks) {
+    auto tile = out.scopeClosedBy("};", "struct {}", name);
+    out.line("static constexpr int kGroup = {}, kVec = V, kChunks = {}, kWidth = F, kHeadDim = LDIM;", group, chunks);
+    out.line("static constexpr int kRowOutputs = NO, kEdgeSumOutputs = NE, kPerHead = PER_HEAD, kEdgeSums = NT, "
+             "kRowSums = NR;");
+    out.line("static constexpr bool kSoftmax = SOFTMAX, kSaveValue = SAVE_VALUE;");
+  }
+
   size_t edgeSumOutputs() const { return step_.outputs.size() - step_.rowOutputs(); }
   bool padded() const { return laneDim_ != shape_.dim; }
 
@@ -330,34 +343,32 @@ private:
     case lower::LaunchRule::Kind::SpmmRows: {
       if (step_.mode == Mode::HeadSums) {
         const std::string rows = params.use(ParamKind::NumRows, "", "num_rows", "long long");
-        call = fmt::format("gnnjit::device::attendHeadSums<{}, V, {}, F, LDIM, NR>(ops, {});", t_.group, t_.chunks, rows);
+        call = fmt::format("gnnjit::device::attendHeadSums<RowTile>(ops, {});", rows);
         break;
       }
       const std::string rows = rowsParams(params);
-      call = fmt::format("gnnjit::device::attendRows<{}, V, {}, F, LDIM, NO, PER_HEAD, NT, NR, SOFTMAX, SAVE_VALUE>(ops, {}, {});",
-                         t_.group, t_.chunks, rows, heavyThresholdParam(params, t_));
+      call = fmt::format("gnnjit::device::attendRows<RowTile>(ops, {}, {});", rows, heavyThresholdParam(params, t_));
       break;
     }
     case lower::LaunchRule::Kind::SpmmSegments: {
       const std::string segments = segmentParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-      call = fmt::format("gnnjit::device::attendSegments<{}, V, {}, F, LDIM, NO, PER_HEAD, NT, NR, SOFTMAX>(ops, {}, {}, {});",
-                         t_.segmentGroup, t_.segmentChunks, segments, partials, segmentLengthParam(params));
+      call = fmt::format("gnnjit::device::attendSegments<SegmentTile>(ops, {}, {}, {});", segments, partials,
+                         segmentLengthParam(params));
       break;
     }
     case lower::LaunchRule::Kind::SpmmCombine: {
       const std::string count = params.use(ParamKind::NumSegments, "", "num_segments", "long long");
       const std::string heavy = heavyRowParams(params);
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "const float* __restrict__");
-      call = fmt::format("gnnjit::device::attendCombine<{}, V, {}, F, LDIM, NO, PER_HEAD, SOFTMAX, SAVE_VALUE>(ops, {}, {}, {});",
-                         t_.segmentGroup, t_.segmentChunks, count, heavy, partials);
+      call = fmt::format("gnnjit::device::attendCombine<SegmentTile>(ops, {}, {}, {});", count, heavy, partials);
       break;
     }
     case lower::LaunchRule::Kind::StridedRows: {
       const std::string rows = rowsParams(params);
       const std::string sums = sumPartialParams(params);
-      call = fmt::format("gnnjit::device::attendRowsAndSums<{}, V, {}, F, LDIM, NO, NE, PER_HEAD, NT, NR>(ops, {}, {}, {});",
-                         t_.group, t_.chunks, rows, sums, heavyThresholdParam(params, t_));
+      call = fmt::format("gnnjit::device::attendRowsAndSums<RowTile>(ops, {}, {}, {});", rows, sums,
+                         heavyThresholdParam(params, t_));
       break;
     }
     case lower::LaunchRule::Kind::StridedSegments: {
@@ -365,17 +376,15 @@ private:
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
       const std::string sums = sumPartialParams(params);
       const std::string base = params.use(ParamKind::SumPartialBase, "", "sum_partial_base", "long long");
-      call = fmt::format("gnnjit::device::attendSegmentsAndSums<{}, V, {}, F, LDIM, NO, NE, PER_HEAD, NT, NR>(ops, "
-                         "{}, {}, {}, {}, {});",
-                         t_.segmentGroup, t_.segmentChunks, segments, partials, sums, base, segmentLengthParam(params));
+      call = fmt::format("gnnjit::device::attendSegmentsAndSums<SegmentTile>(ops, {}, {}, {}, {}, {});", segments,
+                         partials, sums, base, segmentLengthParam(params));
       break;
     }
     case lower::LaunchRule::Kind::EdgeRanges: {
       const std::string rows = rowsParams(params);
       const std::string ranges = params.use(ParamKind::NumPartials, "", "num_ranges", "long long");
       const std::string partials = params.use(ParamKind::Partials, "", "partials", "float* __restrict__");
-      call = fmt::format("gnnjit::device::attendRanges<{}, V, {}, F, LDIM, PER_HEAD, NT, NR>(ops, {}, {}, {});", t_.group,
-                         t_.chunks, rows, ranges, partials);
+      call = fmt::format("gnnjit::device::attendRanges<RowTile>(ops, {}, {}, {});", rows, ranges, partials);
       break;
     }
     default:

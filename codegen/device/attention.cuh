@@ -50,6 +50,22 @@
 
 namespace gnnjit::device {
 
+// The kernels' entry points (attendRows, attendSegments, attendCombine,
+// attendRowsAndSums, attendSegmentsAndSums, attendRanges, attendHeadSums)
+// take what a generated module fixes at compile time as one type K of named
+// constants (codegen/AttentionKernel.cpp writes one per tiling, its rows'
+// and its segments'):
+//   kGroup, kVec, kChunks     G, V, CH: lanes per unit (row, segment or
+//                             range), floats per access, vectors per lane
+//   kWidth, kHeadDim          F, DIM: floats per row in the lanes' layout,
+//                             and per head
+//   kRowOutputs, kEdgeSumOutputs
+//                             NO, NE: sums per row, then sums over all edges
+//   kPerHead                  PH: bit o set where output o is one value per head
+//   kEdgeSums, kRowSums       NT, NR: per-head sums per edge, per row (at least 1)
+//   kSoftmax, kSaveValue      the forward's online softmax; it saves the aggregate
+// Inside, they keep their short names.
+
 template <int G, int V, int CH, int DIM> struct HeadLayout {
   static_assert(DIM % V == 0, "a vector must not straddle two heads");
   static constexpr int kHeadLanes = DIM / V;
@@ -328,10 +344,12 @@ GNNJIT_DEVICE void attendRow(const Ops &ops, const SpmmTile<G, V, CH> &t, long l
 }
 
 /// Light rows (all rows when heavyThreshold is 0): a group of G lanes per row.
-template <int G, int V, int CH, int F, int DIM, int NO, int PH, int NT, int NR, bool Softmax, bool SaveValue,
-          typename Index, class Ops>
+template <class K, typename Index, class Ops>
 GNNJIT_DEVICE void attendRows(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
                               const Index *__restrict__ cols, long long heavyThreshold) {
+  constexpr int G = K::kGroup, V = K::kVec, CH = K::kChunks, F = K::kWidth, DIM = K::kHeadDim, NO = K::kRowOutputs;
+  constexpr int PH = K::kPerHead, NT = K::kEdgeSums, NR = K::kRowSums;
+  constexpr bool Softmax = K::kSoftmax, SaveValue = K::kSaveValue;
   const SpmmTile<G, V, CH> t;
   if (t.unit >= numRows)
     return; // the whole group leaves together
@@ -374,10 +392,12 @@ GNNJIT_DEVICE void writeEdgeSums(const SpmmTile<G, V, CH> &t, const EdgeSums<CH,
 /// u + groups, ... (a fixed assignment), adds their edges into its sums and
 /// writes them as partial u (the finish kernel adds all partials in order:
 /// the same result on every run).
-template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, typename Index, class Ops>
+template <class K, typename Index, class Ops>
 GNNJIT_DEVICE void attendRowsAndSums(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
                                      const Index *__restrict__ cols, float *__restrict__ sumPartials,
                                      long long numSumPartials, long long heavyThreshold) {
+  constexpr int G = K::kGroup, V = K::kVec, CH = K::kChunks, F = K::kWidth, DIM = K::kHeadDim, NO = K::kRowOutputs;
+  constexpr int NE = K::kEdgeSumOutputs, PH = K::kPerHead, NT = K::kEdgeSums, NR = K::kRowSums;
   const SpmmTile<G, V, CH> t;
   EdgeSums<CH, V, NE> sums;
   for (long long row = t.unit; row < numRows; row += launchGroups<G>())
@@ -388,8 +408,9 @@ GNNJIT_DEVICE void attendRowsAndSums(const Ops &ops, long long numRows, const In
 /// Per-head sums at each node, for kernels that read them at an edge's far
 /// end: rowSums of the node, written by each head's first lane as
 /// ops.sumRow(k, row)[h] (a float per head and sum).
-template <int G, int V, int CH, int F, int DIM, int NR, class Ops>
+template <class K, class Ops>
 GNNJIT_DEVICE void attendHeadSums(const Ops &ops, long long numRows) {
+  constexpr int G = K::kGroup, V = K::kVec, CH = K::kChunks, F = K::kWidth, DIM = K::kHeadDim, NR = K::kRowSums;
   using L = HeadLayout<G, V, CH, DIM>;
   const SpmmTile<G, V, CH> t;
   const long long row = t.unit;
@@ -448,12 +469,14 @@ GNNJIT_DEVICE void attendSegment(const Ops &ops, const SpmmTile<G, V, CH> &t, lo
   });
 }
 
-template <int G, int V, int CH, int F, int DIM, int NO, int PH, int NT, int NR, bool Softmax, typename Index,
-          class Ops>
+template <class K, typename Index, class Ops>
 GNNJIT_DEVICE void attendSegments(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
                                   const Index *__restrict__ cols, const Index *__restrict__ segmentRows,
                                   const long long *__restrict__ segmentBegins, float *__restrict__ partials,
                                   long long segmentLength) {
+  constexpr int G = K::kGroup, V = K::kVec, CH = K::kChunks, F = K::kWidth, DIM = K::kHeadDim, NO = K::kRowOutputs;
+  constexpr int PH = K::kPerHead, NT = K::kEdgeSums, NR = K::kRowSums;
+  constexpr bool Softmax = K::kSoftmax;
   const SpmmTile<G, V, CH> t;
   if (t.unit >= numSegments)
     return;
@@ -464,12 +487,14 @@ GNNJIT_DEVICE void attendSegments(const Ops &ops, long long numSegments, const I
 
 /// Heavy-row segments of a step that also sums over all edges: strided
 /// like attendRowsAndSums, the group's sums written as partial sumBase + u.
-template <int G, int V, int CH, int F, int DIM, int NO, int NE, int PH, int NT, int NR, typename Index, class Ops>
+template <class K, typename Index, class Ops>
 GNNJIT_DEVICE void attendSegmentsAndSums(const Ops &ops, long long numSegments, const Index *__restrict__ offsets,
                                          const Index *__restrict__ cols, const Index *__restrict__ segmentRows,
                                          const long long *__restrict__ segmentBegins, float *__restrict__ partials,
                                          float *__restrict__ sumPartials, long long numSumPartials, long long sumBase,
                                          long long segmentLength) {
+  constexpr int G = K::kGroup, V = K::kVec, CH = K::kChunks, F = K::kWidth, DIM = K::kHeadDim, NO = K::kRowOutputs;
+  constexpr int NE = K::kEdgeSumOutputs, PH = K::kPerHead, NT = K::kEdgeSums, NR = K::kRowSums;
   const SpmmTile<G, V, CH> t;
   EdgeSums<CH, V, NE> sums;
   for (long long segment = t.unit; segment < numSegments; segment += launchGroups<G>())
@@ -480,11 +505,13 @@ GNNJIT_DEVICE void attendSegmentsAndSums(const Ops &ops, long long numSegments, 
 
 /// A heavy row: its segments merged in segment order (softmax states and
 /// accumulators rescaled alike), then stored like a light row.
-template <int G, int V, int CH, int F, int DIM, int NO, int PH, bool Softmax, bool SaveValue, typename Index,
-          class Ops>
+template <class K, typename Index, class Ops>
 GNNJIT_DEVICE void attendCombine(const Ops &ops, long long numSegments, long long numHeavyRows,
                                  const Index *__restrict__ offsets, const Index *__restrict__ heavyRows,
                                  const long long *__restrict__ heavyFirstSegment, const float *__restrict__ partials) {
+  constexpr int G = K::kGroup, V = K::kVec, CH = K::kChunks, F = K::kWidth, DIM = K::kHeadDim, NO = K::kRowOutputs;
+  constexpr int PH = K::kPerHead;
+  constexpr bool Softmax = K::kSoftmax, SaveValue = K::kSaveValue;
   (void)offsets;
   using L = HeadLayout<G, V, CH, DIM>;
   constexpr int H = F / DIM;
@@ -524,9 +551,11 @@ GNNJIT_DEVICE void attendCombine(const Ops &ops, long long numSegments, long lon
 /// by row, and writes its sums to partials[f * numRanges + u]; a finish
 /// kernel adds them in a fixed order (the same result on every run, whatever
 /// the degrees: a hub's edges are shared among groups like any others).
-template <int G, int V, int CH, int F, int DIM, int PH, int NT, int NR, typename Index, class Ops>
+template <class K, typename Index, class Ops>
 GNNJIT_DEVICE void attendRanges(const Ops &ops, long long numRows, const Index *__restrict__ offsets,
                                 const Index *__restrict__ cols, long long numRanges, float *__restrict__ partials) {
+  constexpr int G = K::kGroup, V = K::kVec, CH = K::kChunks, F = K::kWidth, DIM = K::kHeadDim, PH = K::kPerHead;
+  constexpr int NT = K::kEdgeSums, NR = K::kRowSums;
   using L = HeadLayout<G, V, CH, DIM>;
   const SpmmTile<G, V, CH> t;
   const long long unit = t.unit;
