@@ -73,7 +73,8 @@ const std::vector<LayerInfo> &library() {
        .knobs = {Knob::Dim, Knob::Heads, Knob::Concat, Knob::NegativeSlope, Knob::EdgeFeatures,
                  Knob::AttentionDropout},
        .options = "dim, heads, concat, negativeSlope, edgeFeatures, attentionDropout",
-       .outside = "x = lin(x).view(-1, H, C) before; + bias after; self loops: build with --self-loops add",
+       .outside = "x = lin(x).view(-1, H, C) before; + bias after; self loops: build with --self-loops replace "
+                  "(PyG removes and re-adds them; add is the same on graphs without loops)",
        .build = gat},
       {.name = "gatv2",
        .summary = "out_i = ||_h sum_j softmax_j(<att, leaky_relu(xl_j + xr_i)>) xl_j",
@@ -83,7 +84,8 @@ const std::vector<LayerInfo> &library() {
                  Knob::AttentionDropout},
        .options = "dim, heads, concat, negativeSlope, edgeFeatures, attentionDropout",
        .outside = "xl = lin_l(x) (source side), xr = lin_r(x) (destination side) before; + bias after; self "
-                  "loops: build with --self-loops add",
+                  "loops: build with --self-loops replace (PyG removes and re-adds them; add is the same on graphs "
+                  "without loops)",
        .build = gatv2},
       {.name = "transformer",
        .summary = "out_i = ||_h sum_j softmax_j(<q_i, k_j + e_ji> / sqrt(C)) (v_j + e_ji)",
@@ -99,7 +101,8 @@ const std::vector<LayerInfo> &library() {
        .familyHint = "attention",
        .knobs = {Knob::Dim},
        .options = "dim",
-       .outside = "nothing (AGNNConv has no projection); self loops: build with --self-loops add",
+       .outside = "nothing (AGNNConv has no projection); self loops: build with --self-loops replace (PyG "
+                  "removes and re-adds them; add is the same on graphs without loops)",
        .build = agnn},
       {.name = "edgeconv",
        .summary = "out_i = max_j (a_i + b_j); Linear nn [W1 | W2] + c: a = x (W1 - W2)^T + c, b = x W2^T",
