@@ -134,7 +134,8 @@ def extract(path: Path) -> list[Block]:
             i += 1
         i += 1
         lang, flags, problem = parse_info(m["info"].strip())
-        blocks.append(Block(path.relative_to(REPO), start, lang, flags, "\n".join(body) + "\n", problem))
+        shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
+        blocks.append(Block(shown, start, lang, flags, "\n".join(body) + "\n", problem))
     # A cmake block takes the file= cpp blocks that follow it as its sources.
     owner = None
     for b in blocks:
@@ -195,6 +196,7 @@ class Workspace:
         self.env["GNNJIT_NO_PROGRESS"] = "1"
         self.env["GNNJIT_CACHE_DIR"] = str(self.root / "kernel-cache")
         self.prefix = None
+        self.cpp = {}  # a cpp block's FILE:LINE -> its program, or the BlockFailed saying why there is none
 
     def close(self):
         if self.keep:
@@ -305,21 +307,54 @@ def cmake_prefix_args(ws: Workspace) -> list[str]:
     return [f"-DCMAKE_PREFIX_PATH={ws.installed_prefix()}", "-DCMAKE_BUILD_TYPE=Release", "-G", "Ninja"]
 
 
-def run_cpp(block: Block, ws: Workspace, timeout: int) -> str:
-    project = ws.root / "cpp" / f"{block.path.stem}-{block.line}"
-    project.mkdir(parents=True)
+def cpp_source(block: Block) -> str:
     source = f'#line {block.line + 1} "{block.path}"\n{block.text}'
     if "layer" in block.flags:
-        source = LAYER_INCLUDES + source + f'#line 1 "{block.where} (harness)"\n' + layer_harness(block.flags["layer"])
-    elif not re.search(r"\bint\s+main\s*\(", block.text):
+        return LAYER_INCLUDES + source + f'#line 1 "{block.where} (harness)"\n' + layer_harness(block.flags["layer"])
+    if not re.search(r"\bint\s+main\s*\(", block.text):
         raise BlockFailed("a cpp block needs main(), layer=NAME (a layer function) or file=PATH (a cmake project's)")
-    (project / "block.cpp").write_text(source)
-    (project / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.25)\nproject(doc_block LANGUAGES C CXX)\n"
-        "set(CMAKE_CXX_STANDARD 20)\nset(CMAKE_CXX_STANDARD_REQUIRED ON)\n"
-        "find_package(gnnjit CONFIG REQUIRED)\nadd_executable(block block.cpp)\n"
-        "target_link_libraries(block PRIVATE gnnjit::gnnjit)\n")
-    return build_and_run(project, ["block"], ws, timeout)
+    return source
+
+
+def build_cpp_blocks(blocks: list[Block], ws: Workspace, timeout: int) -> None:
+    """Every cpp block as one program of one project (one configure, compiled in parallel); ws.cpp maps each
+    block to its program, or to why it did not build."""
+    project = ws.root / "cpp"
+    project.mkdir()
+    lines = ["cmake_minimum_required(VERSION 3.25)", "project(doc_blocks LANGUAGES C CXX)",
+             "set(CMAKE_CXX_STANDARD 20)", "set(CMAKE_CXX_STANDARD_REQUIRED ON)", "find_package(gnnjit CONFIG REQUIRED)"]
+    targets = {}
+    for k, b in enumerate(blocks):
+        try:
+            (project / f"block{k}.cpp").write_text(cpp_source(b))
+        except BlockFailed as e:
+            ws.cpp[b.where] = e
+            continue
+        targets[b.where] = f"block{k}"
+        lines += [f"add_executable(block{k} block{k}.cpp)", f"target_link_libraries(block{k} PRIVATE gnnjit::gnnjit)"]
+    (project / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
+    build = project / "build"
+    run(["cmake", "-S", str(project), "-B", str(build), *cmake_prefix_args(ws)], project, ws.env, timeout)
+    # Keep going past a block that does not compile; its own error is read again below.
+    subprocess.run(["cmake", "--build", str(build), "-j", "2", "--", "-k", "0"], cwd=project, env=ws.env,
+                   capture_output=True, timeout=timeout)
+    for where, target in targets.items():
+        if (build / target).exists():
+            ws.cpp[where] = build / target
+            continue
+        out = subprocess.run(["cmake", "--build", str(build), "--target", target], cwd=project, env=ws.env,
+                             capture_output=True, text=True, timeout=timeout)
+        ws.cpp[where] = BlockFailed(f"did not compile\n{out.stdout}{out.stderr}")
+
+
+def run_cpp(block: Block, ws: Workspace, timeout: int) -> str:
+    built = ws.cpp.get(block.where)
+    if built is None:  # not built with the others (a run of this block alone)
+        build_cpp_blocks([block], ws, timeout)
+        built = ws.cpp[block.where]
+    if isinstance(built, BlockFailed):
+        raise built
+    return run([str(built)], ws.repo, ws.env, timeout).stdout
 
 
 def run_cmake(block: Block, ws: Workspace, timeout: int) -> str:
@@ -423,6 +458,14 @@ def main(argv=None) -> int:
     passed = failed = skipped = 0
     ws = Workspace(build, args.keep)
     try:
+        cpp = [b for b in todo if b.lang == "cpp" and not b.problem and not skip_reason(b, gpu, data)]
+        if cpp:
+            print(f"doc blocks: building the {len(cpp)} cpp blocks against the installed package", flush=True)
+            try:
+                build_cpp_blocks(cpp, ws, 1800)
+            except (BlockFailed, subprocess.TimeoutExpired) as e:
+                for b in cpp:
+                    ws.cpp[b.where] = BlockFailed(f"the cpp blocks' project did not build: {e}")
         for b in todo:
             if b.problem:
                 print(f"REFUSED {b.where}: {b.problem}", flush=True)
