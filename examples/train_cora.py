@@ -46,7 +46,7 @@ def from_gnnjit(spec):
     try:
         d = gnnjit.load_dataset(spec)
     except gnnjit.Error as e:
-        print(f"{spec}: not in gnnjit's dataset folder ({str(e).splitlines()[0]})")
+        print(f"{spec}: not in gnnjit's dataset folders ({str(e).splitlines()[0].rstrip(':')})")
         return None
     if "features" not in d or "train" not in d:
         print(f"{spec}: gnnjit's copy has no {'features' if 'features' not in d else 'split'}")
@@ -61,7 +61,11 @@ def from_pyg(spec, root):
         raise SystemExit(f"{spec}: PyG's copy is for {sorted(PLANETOID)} only; give a gnnjit dataset folder with --data")
     from torch_geometric.datasets import Planetoid
 
-    data = Planetoid(root, PLANETOID[spec])[0]
+    try:
+        data = Planetoid(root, PLANETOID[spec])[0]
+    except Exception as e:  # most often no network: say what to do instead of a download's traceback
+        raise SystemExit(f"{spec}: PyG could not provide its copy ({type(e).__name__}: {e}); without a network, "
+                         "give a gnnjit dataset folder (--data FOLDER, or $GNNJIT_DATA; docs/graphs.md)") from None
     split = {name: getattr(data, f"{name}_mask").nonzero().view(-1) for name in ("train", "val", "test")}
     return data.x, data.edge_index, data.y, split
 
