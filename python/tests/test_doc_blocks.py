@@ -25,12 +25,12 @@ def workspace():
 
 @pytest.fixture(scope="module")
 def machine():
-    return {"gpu": docs.has_gpu(), "data": docs.datasets_folder() is not None}
+    return {"gpu": docs.has_gpu(), "data": docs.datasets_folder() is not None, "built": docs.is_built(REPO / "build")}
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.where)
 def test_doc_block(block, workspace, machine):
-    why = docs.skip_reason(block, machine["gpu"], machine["data"])
+    why = docs.skip_reason(block, machine["gpu"], machine["data"], machine["built"])
     if why:
         pytest.skip(why)
     try:

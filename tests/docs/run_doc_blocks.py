@@ -4,7 +4,7 @@
     tests/docs/run_doc_blocks.py                       # every block this machine can run
     tests/docs/run_doc_blocks.py --lang sh,cmake,cpp   # what ctest runs (doc_blocks)
     tests/docs/run_doc_blocks.py --lang python         # what pytest runs (python/tests/test_doc_blocks.py)
-    tests/docs/run_doc_blocks.py --gpu-only            # only the blocks marked gpu (on a GPU machine)
+    tests/docs/run_doc_blocks.py --gpu-only --build BIN_DIR   # on a GPU machine: only the blocks marked gpu
     tests/docs/run_doc_blocks.py --list                # what each block is and how it would run
 
 A block's info string says what it is: a language, then flags.
@@ -176,6 +176,26 @@ def datasets_folder() -> Path | None:
     return shared if shared.is_dir() else None
 
 
+def build_view(build: Path, root: Path) -> Path:
+    """What `build/` is to the blocks: the build tree itself, or, for the flat folder of binaries a GPU machine is
+    given (gnnjit, bench_*, custom_layer side by side, as scripts/gpu_checks.sh takes), a tree of links laid out as
+    the build's (cli/, bench/, examples/)."""
+    if (build / "cli" / "gnnjit").exists() or not (build / "gnnjit").exists():
+        return build
+    view = root / "build-view"
+    for sub, names in (("cli", ["gnnjit"]), ("bench", [p.name for p in build.glob("bench_*")]),
+                       ("examples", ["custom_layer"])):
+        (view / sub).mkdir(parents=True, exist_ok=True)
+        for name in names:
+            if (build / name).exists():
+                (view / sub / name).symlink_to(build / name)
+    return view
+
+
+def is_built(build: Path) -> bool:
+    return (build / "cli" / "gnnjit").exists() or (build / "gnnjit").exists()
+
+
 class Workspace:
     """A scratch view of the repository's root: what blocks write stays here."""
 
@@ -187,12 +207,12 @@ class Workspace:
         for entry in REPO.iterdir():
             if entry.name not in (".git", "build"):
                 (self.repo / entry.name).symlink_to(entry)
-        (self.repo / "build").symlink_to(build)
+        (self.repo / "build").symlink_to(build_view(build, self.root))
         shared = REPO.parent / "shared"
         if shared.is_dir():
             (self.root / "shared").symlink_to(shared)
         self.env = dict(os.environ)
-        self.env["PATH"] = f"{build / 'cli'}{os.pathsep}{self.env.get('PATH', '')}"
+        self.env["PATH"] = f"{self.repo / 'build' / 'cli'}{os.pathsep}{self.env.get('PATH', '')}"
         self.env["GNNJIT_NO_PROGRESS"] = "1"
         self.env["GNNJIT_CACHE_DIR"] = str(self.root / "kernel-cache")
         self.prefix = None
@@ -398,9 +418,11 @@ def run_block(block: Block, ws: Workspace, python: str) -> str:
     return out.stdout + out.stderr
 
 
-def skip_reason(block: Block, gpu: bool, data: bool) -> str:
+def skip_reason(block: Block, gpu: bool, data: bool, built: bool = True) -> str:
     if "norun" in block.flags:
         return f"not run here: {block.flags['norun']}"
+    if not built and (block.lang in ("cpp", "cmake") or re.search(r"(^|[\s/])build/", block.text)):
+        return "needs the C++ build (build/, or --build DIR)"
     if "gpu" in block.flags and not gpu:
         return "needs a GPU (run with --gpu-only on a GPU machine)"
     if "data" in block.flags and not data:
@@ -429,7 +451,9 @@ def selected(blocks: list[Block], langs: set[str], gpu_only: bool, pattern: str)
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("files", nargs="*", help="Markdown files (default: README.md and docs/*.md)")
-    parser.add_argument("--build", default=str(REPO / "build"), help="the build tree (default: build/)")
+    parser.add_argument("--build", default=str(REPO / "build"),
+                        help="the build tree (default: build/), or a flat folder of its binaries (gnnjit, bench_*, "
+                        "custom_layer) as a GPU machine gets them")
     parser.add_argument("--python", default=sys.executable, help="the interpreter for python blocks")
     parser.add_argument("--lang", default="", help="only these suites, comma-separated: sh, cpp, cmake, python (python "
                         "blocks and sh blocks flagged venv)")
@@ -442,15 +466,16 @@ def main(argv=None) -> int:
     blocks = all_blocks(args.files)
     langs = {w.strip() for w in args.lang.split(",") if w.strip()}
     gpu, data = has_gpu(), datasets_folder() is not None
+    build = Path(args.build).resolve()
+    built = is_built(build)
     if args.list:
         for b in blocks:
-            why = b.problem or skip_reason(b, gpu, data) or ("never run" if b.lang in QUIET_LANGS else "runs")
+            why = b.problem or skip_reason(b, gpu, data, built) or ("never run" if b.lang in QUIET_LANGS else "runs")
             print(f"{b.label():60} {why}")
         return 1 if any(b.problem for b in blocks) else 0
 
     todo = selected(blocks, langs, args.gpu_only, args.pattern)
-    build = Path(args.build).resolve()
-    if any(b.lang in RUN_LANGS - {"python"} for b in todo if not b.problem) and not (build / "cli" / "gnnjit").exists():
+    if any(b.suite != "python" for b in todo if not b.problem) and not built:
         print(f"doc blocks: no {build}/cli/gnnjit: build first (cmake --build build --target gnnjit)", file=sys.stderr)
         return 1
     print(f"doc blocks: {len(todo)} to consider ({'a GPU' if gpu else 'no GPU'}, "
@@ -458,7 +483,7 @@ def main(argv=None) -> int:
     passed = failed = skipped = 0
     ws = Workspace(build, args.keep)
     try:
-        cpp = [b for b in todo if b.lang == "cpp" and not b.problem and not skip_reason(b, gpu, data)]
+        cpp = [b for b in todo if b.lang == "cpp" and not b.problem and not skip_reason(b, gpu, data, built)]
         if cpp:
             print(f"doc blocks: building the {len(cpp)} cpp blocks against the installed package", flush=True)
             try:
@@ -471,7 +496,7 @@ def main(argv=None) -> int:
                 print(f"REFUSED {b.where}: {b.problem}", flush=True)
                 failed += 1
                 continue
-            why = skip_reason(b, gpu, data)
+            why = skip_reason(b, gpu, data, built)
             if why:
                 print(f"SKIPPED {b.label()}: {why}", flush=True)
                 skipped += 1
