@@ -14,9 +14,15 @@ the test accuracy at the epoch of best validation accuracy, averaged over
 seeds. gnnjit's fused attention never stores the coefficients: it draws each
 edge's mask from a seed per call, in the forward and again in the backward.
 
-Cora comes from ../shared/datasets/cora, as gnnjit finds datasets (or
---data). On a machine without a GPU, gnnjit's layers run on the float64
-reference executor (slow, exact).
+Where Cora comes from (--source): gnnjit's dataset folder when it has it
+(the name looked up in $GNNJIT_DATA, ./data or ../shared/datasets, or a
+folder given with --data; docs/graphs.md says where those files come from),
+else PyTorch Geometric's copy (torch_geometric.datasets.Planetoid, downloaded
+into ./data/Planetoid where there is a network). The script says which it
+used. --data citeseer and pubmed work the same way. On a machine without a
+GPU, gnnjit's layers run on the float64 reference executor (slow, exact).
+
+    python examples/train_cora.py --seeds 1 --epochs 20 --models gcn   # a quick check
 """
 
 from __future__ import annotations
@@ -32,13 +38,51 @@ import torch.nn.functional as F
 import gnnjit
 
 
-def load_cora(spec):
-    """Cora as tensors, read by gnnjit's loader: features row-normalised (PyG's NormalizeFeatures)."""
-    d = gnnjit.load_dataset(spec)
-    x = torch.from_numpy(d["features"])
-    x = x / x.sum(dim=1, keepdim=True).clamp(min=1)
+PLANETOID = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
+
+
+def from_gnnjit(spec):
+    """The dataset as (x, edge_index, labels, split) read by gnnjit's loader, or None when gnnjit's folder lacks it."""
+    try:
+        d = gnnjit.load_dataset(spec)
+    except gnnjit.Error as e:
+        print(f"{spec}: not in gnnjit's dataset folders ({str(e).splitlines()[0].rstrip(':')})")
+        return None
+    if "features" not in d or "train" not in d:
+        print(f"{spec}: gnnjit's copy has no {'features' if 'features' not in d else 'split'}")
+        return None
     split = {name: torch.from_numpy(d[name]) for name in ("train", "val", "test")}
-    return x, torch.from_numpy(d["edge_index"]), torch.from_numpy(d["labels"]), split
+    return torch.from_numpy(d["features"]), torch.from_numpy(d["edge_index"]), torch.from_numpy(d["labels"]), split
+
+
+def from_pyg(spec, root):
+    """The dataset as (x, edge_index, labels, split) from torch_geometric.datasets.Planetoid (downloaded when missing)."""
+    if spec not in PLANETOID:
+        raise SystemExit(f"{spec}: PyG's copy is for {sorted(PLANETOID)} only; give a gnnjit dataset folder with --data")
+    from torch_geometric.datasets import Planetoid
+
+    try:
+        data = Planetoid(root, PLANETOID[spec])[0]
+    except Exception as e:  # most often no network: say what to do instead of a download's traceback
+        raise SystemExit(f"{spec}: PyG could not provide its copy ({type(e).__name__}: {e}); without a network, "
+                         "give a gnnjit dataset folder (--data FOLDER, or $GNNJIT_DATA; docs/graphs.md)") from None
+    split = {name: getattr(data, f"{name}_mask").nonzero().view(-1) for name in ("train", "val", "test")}
+    return data.x, data.edge_index, data.y, split
+
+
+def load(spec, source, root):
+    """Features row-normalised (PyG's NormalizeFeatures); says which copy of the dataset it used."""
+    data = from_gnnjit(spec) if source in ("auto", "gnnjit") else None
+    if data is not None:
+        print(f"{spec}: gnnjit's dataset folder")
+    elif source == "gnnjit":
+        raise SystemExit(f"{spec}: not found in gnnjit's dataset folder (docs/graphs.md, Datasets); try --source pyg")
+    else:
+        print(f"{spec}: PyTorch Geometric's Planetoid copy, in {root}")
+        data = from_pyg(spec, root)
+    x, edge_index, labels, split = data
+    x = x / x.sum(dim=1, keepdim=True).clamp(min=1)
+    return x, edge_index, labels, split
 
 
 class GCN(torch.nn.Module):
@@ -99,8 +143,11 @@ def main():
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--epochs", type=int, default=200)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--data", default="cora", help="a dataset name (found in $GNNJIT_DATA, ./data or "
-                        "../shared/datasets) or folder")
+    parser.add_argument("--data", default="cora", help="a dataset name (cora, citeseer, pubmed: found in "
+                        "$GNNJIT_DATA, ./data or ../shared/datasets, else PyG's copy) or a gnnjit dataset folder")
+    parser.add_argument("--source", choices=["auto", "gnnjit", "pyg"], default="auto",
+                        help="auto: gnnjit's dataset folder when it has the dataset, else PyG's Planetoid copy")
+    parser.add_argument("--pyg-root", default="data/Planetoid", help="where PyG's copy is kept (downloaded if missing)")
     args = parser.parse_args()
 
     backends = ["gnnjit", "pyg"] if args.backend == "both" else [args.backend]
@@ -111,10 +158,10 @@ def main():
         else:
             import torch_geometric.nn as module
         modules[b] = module
-    x, edge_index, y, split = load_cora(args.data)
+    x, edge_index, y, split = load(args.data, args.source, args.pyg_root)
     data = (x.to(args.device), edge_index.to(args.device), y.to(args.device),
             {k: v.to(args.device) for k, v in split.items()})
-    print(f"cora: {x.size(0)} nodes, {edge_index.size(1)} edges, {x.size(1)} features; train/val/test "
+    print(f"{args.data}: {x.size(0)} nodes, {edge_index.size(1)} edges, {x.size(1)} features; train/val/test "
           f"{len(split['train'])}/{len(split['val'])}/{len(split['test'])}; device {args.device}")
     print(f"{'model':6} {'backend':7} {'mean test acc':>13} {'std':>6} {'seconds':>8}   per seed")
     for model_name in args.models:

@@ -10,7 +10,7 @@
 // With flow source_to_target, message()'s x_j is gathered from x[0] = x_l
 // at the edge's source j, and x_i from x[1] = x_r at its destination i. So
 // lin_l is the SOURCE side and also the value (message returns
-// x_j * alpha), lin_r is the destination (query) side. (DESIGN.md's sketch
+// x_j * alpha), lin_r is the destination (query) side. (docs/architecture.md's sketch
 // reads xl at destinations; PyG's naming is the one kept here.)
 //
 // Which part of GATv2Conv this is:

@@ -1,7 +1,7 @@
 // The standard layer library: the message-passing layers people use, written
 // in the DSL, each matching one PyTorch Geometric 2.8 convolution.
 //
-// What a library layer is, and what it is not: DESIGN.md keeps dense per-node
+// What a library layer is, and what it is not: docs/architecture.md keeps dense per-node
 // work (Linear layers, biases, root/skip weights, the MLP of GIN) outside the
 // DSL, in cuBLAS or the caller's framework. So each layer here is the sparse,
 // graph-dependent middle of its PyG class: it takes the already projected
@@ -88,7 +88,7 @@ struct LayerInfo {
   std::string name;     ///< what `gnnjit run --layer` takes
   std::string summary;  ///< one line: the formula
   std::string pygClass; ///< the PyG 2.8 class it matches, e.g. "torch_geometric.nn.GATv2Conv"
-  /// The kernel family DESIGN.md's table expects; `gnnjit layers` shows what
+  /// The kernel family docs/architecture.md's table expects; `gnnjit layers` shows what
   /// the lowering actually classifies (lower/Classify.h), and a test checks
   /// that the two agree.
   std::string familyHint;

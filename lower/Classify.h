@@ -1,4 +1,4 @@
-// Pass 3: which kernel family runs each aggregation (DESIGN.md):
+// Pass 3: which kernel family runs each aggregation (docs/dsl.md, Which kernel family):
 //  - sum(edgeSoftmax(score) * value)            -> attention
 //  - max / min                                   -> reduction
 //  - sum / mean of structural weight x src value -> SpMM

@@ -7,7 +7,7 @@
 # Usage: scripts/fuzz.sh [TARGET...]   (names as in fuzz/corpus/, default all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh fuzz
 build="${GNNJIT_FUZZ_BUILD_DIR:-build-fuzz}"
 seconds="${GNNJIT_FUZZ_SECONDS:-60}"
 jobs="${GNNJIT_FUZZ_BUILD_JOBS:-2}"

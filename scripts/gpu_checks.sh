@@ -95,7 +95,7 @@ if [[ $what == quick || $what == all ]]; then
       step "check_${ds}_$(echo $layer | tr -d ' -')" "$bin/gnnjit" run --layer $layer --graph "$ds" --backward --check --dim 64
     done
     # Attention at 4 heads x 32 (GAT's LeakyReLU score can sit on its kink
-    # with some seeds: README, How attention aggregations run).
+    # with some seeds: docs/kernels.md, Attention).
     for layer in "gatv2 --heads 4" "gat --heads 4" "transformer --heads 4 --edge-features" "agnn"; do
       step "check_${ds}_$(echo $layer | tr -d ' -')" "$bin/gnnjit" run --layer $layer --graph "$ds" --backward --check --dim 32
       step "check_${ds}_$(echo $layer | tr -d ' -')_unfused" "$bin/gnnjit" run --layer $layer --graph "$ds" --backward \

@@ -2,19 +2,28 @@
 # Installs the Debian packages gnnjit builds with, when missing. Idempotent:
 # a no-op when everything is present. The CUDA toolkit is not installed here:
 # it is expected in its standard location (CMake's FindCUDAToolkit finds it).
+#   scripts/setup.sh         what the build and the tests need
+#   scripts/setup.sh fuzz    that, and clang with libFuzzer for scripts/fuzz.sh
 set -euo pipefail
 
 packages=(
   cmake ninja-build g++       # build
   llvm-14-dev                 # LLVM ADT (StringRef, SmallVector, DenseMap), static LLVMSupport
   libfmt-dev                  # formatting, source writer
-  doctest-dev                 # unit tests
+  doctest-dev                 # unit tests (the configure step looks for it)
   libcli11-dev                # command line
   nlohmann-json3-dev          # JSON output and tuning records
   zlib1g-dev                  # .gz inputs
-  clang-14 clang              # scripts/fuzz.sh: clang (Debian 12's is clang-14) ...
-  libclang-rt-14-dev          # ... and its libFuzzer, ASan and UBSan runtimes
 )
+case "${1:-}" in
+  "") ;;
+  fuzz)
+    packages+=(
+      clang-14 clang          # clang (Debian 12's is clang-14) ...
+      libclang-rt-14-dev      # ... and its libFuzzer, ASan and UBSan runtimes
+    ) ;;
+  *) echo "setup: unknown extra '$1' (usage: scripts/setup.sh [fuzz])" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

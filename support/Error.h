@@ -1,4 +1,4 @@
-// Two kinds of error, as DESIGN.md asks: the user's (bad input, bad graph,
+// Two kinds of error, as docs/architecture.md asks: the user's (bad input, bad graph,
 // bad options: say what and how to fix it) and internal (a bug in gnnjit).
 #pragma once
 

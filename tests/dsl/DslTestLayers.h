@@ -5,7 +5,7 @@
 
 namespace gnnjit::test {
 
-/// GATv2 as DESIGN.md sketches it: score = att . leaky_relu(xl_i + xr_j).
+/// GATv2 as docs/architecture.md sketches it: score = att . leaky_relu(xl_i + xr_j).
 inline dsl::Layer gatv2Layer(int64_t heads, int64_t dim) {
   using namespace dsl;
   LayerBuilder b("gatv2");
