@@ -270,15 +270,16 @@ int main() try {
   fmt::print("layer {}: reference forward ({} outputs) and backward ({} gradients) on {} nodes\n", layer.name(),
              outputs.size(), gradients.size(), g.numNodes());
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
+  const exec::LayerPrograms programs = autotune::rulePrograms(lowered, g);
   if (!runtime::hasCudaDevice()) {
     exec::CompileReport report;
-    for (exec::Pass pass : {exec::Pass::Forward, exec::Pass::Backward})
-      exec::compileProgram(lowered, g, pass, {}, report);
+    for (const codegen::ProgramPtr &program : {programs.forward, programs.backward})
+      exec::compileProgram(*program, {}, report);
     fmt::print("no GPU: {} kernel modules compiled for {} by NVRTC\n", report.modules, runtime::targetArch());
     return 0;
   }
   exec::DeviceGraph device(g);
-  exec::LayerRunner runner(lowered, device);
+  exec::LayerRunner runner(lowered, device, programs);
   const exec::UploadedTensors in(inputs), backwardIn(backwardInputs);
   auto agrees = [](const ref::TensorMap &expected, const exec::DeviceTensors &actual) {
     bool ok = true;
@@ -298,7 +299,8 @@ int main() try {
 }
 """
 
-LAYER_INCLUDES = """#include "dsl/Differentiate.h"
+LAYER_INCLUDES = """#include "autotune/PlanLayer.h"
+#include "dsl/Differentiate.h"
 #include "dsl/Layer.h"
 #include "dsl/Ops.h"
 #include "exec/HostTransfer.h"
