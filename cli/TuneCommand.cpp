@@ -205,9 +205,10 @@ void addTuneCommand(CLI::App &app) {
   cmd->add_flag("--exhaustive", args->exhaustive, "Keep (and time) the candidates the model would prune");
   cmd->add_option("--records", args->records,
                   "The tuning records file to append to (default: tuning/records.jsonl under the kernel cache "
-                  "folder, $GNNJIT_CACHE_DIR or ~/.cache/gnnjit)");
+                  "folder: $GNNJIT_CACHE_DIR, else $XDG_CACHE_HOME/gnnjit, else ~/.cache/gnnjit)");
   cmd->add_option("--budget-s", args->budgetSeconds,
-                  "Seconds of tuning after which no further candidate is timed (each stage's rule config still is)")
+                  "Seconds the whole call may take: no compile or candidate starts unless it is expected to end "
+                  "within them (a stage whose rule config cannot be timed in time keeps it, unrecorded)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print one JSON object instead of text");
