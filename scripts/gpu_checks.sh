@@ -135,7 +135,7 @@ fi
 if [[ $what == bench || $what == all ]]; then
   step bench_reduction "$bin/bench_reduction" --dump-npy "$out/npy" --json "$out/reduction.jsonl"
   tail -8 "$out/bench_reduction.log" | sed 's/^/    /'
-  step pyg_sage timeout 240 python3 python/bench_pyg_sage.py "$out/npy" --F 128 --reps 10 --json "$out/pyg_sage.jsonl"
+  step pyg_sage timeout 240 python3 bench/python/bench_pyg_sage.py "$out/npy" --F 128 --reps 10 --json "$out/pyg_sage.jsonl"
   tail -12 "$out/pyg_sage.log" | sed 's/^/    /'
   rm -rf "$out/npy"
   step bench_spmm "$bin/bench_spmm"
@@ -146,7 +146,7 @@ if [[ $what == bench || $what == all ]]; then
     --records "$out/records.jsonl"
   step bench_attention "$bin/bench_attention" --dump-npy "$out/npy" --json "$out/attention.jsonl"
   tail -16 "$out/bench_attention.log" | sed 's/^/    /'
-  step pyg_attention timeout 300 python3 python/bench_pyg_attention.py "$out/npy" --reps 10 --json "$out/pyg_attention.jsonl"
+  step pyg_attention timeout 300 python3 bench/python/bench_pyg_attention.py "$out/npy" --reps 10 --json "$out/pyg_attention.jsonl"
   tail -18 "$out/pyg_attention.log" | sed 's/^/    /'
   rm -rf "$out/npy"
 fi

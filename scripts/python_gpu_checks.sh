@@ -24,6 +24,6 @@ step() {
 }
 wants tests && step pytest bash -c "cd python/tests && python3 -m pytest -q -rs --maxfail=25 --durations=15 ."
 wants train && step train_cora python3 examples/train_cora.py --backend both --device cuda --seeds 10
-wants bench && step bench_torch python3 examples/bench_torch.py --json "$out/bench.jsonl"
-wants overhead && step overhead python3 examples/bench_torch.py --overhead --json "$out/overhead.jsonl"
+wants bench && step bench_torch python3 bench/python/bench_torch.py --json "$out/bench.jsonl"
+wants overhead && step overhead python3 bench/python/bench_torch.py --overhead --json "$out/overhead.jsonl"
 exit 0
