@@ -169,7 +169,7 @@ int main(int argc, char **argv) {
   app.add_option("--reps", o.reps, "timed runs (median)")->check(CLI::Range(1, 1000));
   app.add_option("--warmup", o.warmup, "untimed runs first")->check(CLI::Range(0, 1000));
   app.add_option("--dump-npy", o.npyDir,
-                 "write each graph's edge index as <DIR>/<name>.npy for python/bench_pyg_attention.py");
+                 "write each graph's edge index as <DIR>/<name>.npy for bench/python/bench_pyg_attention.py");
   app.add_option("--json", o.jsonPath, "also write one JSON line per measurement here");
   app.add_flag("--sweep", o.sweep, "only time the layers over lanes per row and heavy-row segment lengths");
   CLI11_PARSE(app, argc, argv);

@@ -176,7 +176,8 @@ int main(int argc, char **argv) {
   app.add_option("--F", o.F, "feature width")->check(CLI::Range(int64_t{1}, int64_t{4096}));
   app.add_option("--reps", o.reps, "timed runs (median)")->check(CLI::Range(1, 1000));
   app.add_option("--warmup", o.warmup, "untimed runs first")->check(CLI::Range(0, 1000));
-  app.add_option("--dump-npy", o.npyDir, "write each graph's edge index as <DIR>/<name>.npy for python/bench_pyg_sage.py");
+  app.add_option("--dump-npy", o.npyDir,
+                 "write each graph's edge index as <DIR>/<name>.npy for bench/python/bench_pyg_sage.py");
   app.add_option("--json", o.jsonPath, "also write one JSON line per measurement here");
   app.add_flag("--sweep-segments", o.sweepSegments,
                "only time gnnjit's forward over heavy-row thresholds and segment lengths");

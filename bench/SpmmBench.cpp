@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
   app.add_option("--reps", o.reps, "timed runs (median)")->check(CLI::PositiveNumber);
   app.add_option("--warmup", o.warmup, "untimed runs first");
   app.add_option("--dump-npy", o.npyDir,
-                 "write each graph's edge index as <DIR>/<name>.npy for python/bench_pyg_gcn.py");
+                 "write each graph's edge index as <DIR>/<name>.npy for bench/python/bench_pyg_gcn.py");
   app.add_option("--json", o.jsonPath, "also write one JSON line per measurement here");
   app.add_flag("--sweep", o.sweep,
                "also time the generated kernel for lanes per row 4..32 and heavy-row thresholds 32..512");

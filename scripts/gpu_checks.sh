@@ -1,48 +1,62 @@
 #!/usr/bin/env bash
 # On a machine with a GPU, with binaries built elsewhere: runs every GPU test
-# program, compute-sanitizer over the new device paths, `run --check` on the
-# shared datasets, and the memory acceptance runs (preflight refusals, peak
-# host RSS and device peak at scale). Logs go to OUT_DIR; a summary table is
-# printed last.
+# program, the test programs whose cases have GPU branches, compute-sanitizer
+# over the new device paths, `run --check` on the shared datasets, and the
+# memory acceptance runs (preflight refusals, peak host RSS and device peak
+# at scale). Logs go to OUT_DIR; a summary of every step (passed or failed,
+# with its exit code and seconds) is printed last, and the script exits 1
+# when any step failed (or none ran).
 #   scripts/gpu_checks.sh BIN_DIR DATASETS_DIR OUT_DIR [suites|quick|scale|bench|all]
-# suites runs only the GPU test programs, all at once.
-# BIN_DIR holds gnnjit, the test_*gpu programs and bench_* (and gnnjit-before,
-# an older build to compare with, if present). bench runs bench_reduction,
-# PyG's SAGEConv(max) on the same edges, bench_spmm, bench_attention and PyG's
+# suites runs only the test programs, all at once.
+# BIN_DIR holds gnnjit, the test_*gpu programs, test_runtime_launch, the
+# test programs with GPU branches (test_cli*, test_layers, test_runtime_jit,
+# test_runtime_cache) and bench_* (and gnnjit-before, an older build to
+# compare with, if present). bench runs bench_reduction, PyG's
+# SAGEConv(max) on the same edges, bench_spmm, bench_attention and PyG's
 # attention layers on its edges.
+# The test programs find what the build machine compiled into them through
+# the environment, which this script sets: GNNJIT_BINARY (BIN_DIR/gnnjit,
+# for the CLI tests), GNNJIT_NVCC (nvcc on PATH or in /usr/local/cuda, for
+# the export tests; set it to override), GNNJIT_SHARED_DATASETS and
+# GNNJIT_DATA (DATASETS_DIR). GNNJIT_REQUIRE_GPU=1 makes a test that finds
+# no CUDA device fail instead of skipping.
 set -uo pipefail
-bin=$(realpath "$1") data=$(realpath "$2") out=$3 what=${4:-all}
+[[ $# -ge 3 ]] || { sed -n '2,/^set /p' "$0" | sed '$d'; exit 2; }
+bin=$(realpath "$1") data=$(realpath "$2") out=$(realpath -m "$3") what=${4:-all}
+case $what in suites | quick | scale | bench | all) ;; *) echo "gpu_checks: unknown mode '$what'" >&2; exit 2 ;; esac
+[[ -d $data ]] || { echo "gpu_checks: no datasets folder $2" >&2; exit 2; }
+[[ -x $bin/gnnjit ]] || { echo "gpu_checks: no gnnjit in $bin" >&2; exit 2; }
+cd "$(dirname "$0")/.." # the bench steps' scripts are in bench/python
 mkdir -p "$out"
+source scripts/check_steps.sh
+steps_init "$out"
+nvcc_path=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 export GNNJIT_SHARED_DATASETS=$data GNNJIT_DATA=$data GNNJIT_NO_PROGRESS=1 GNNJIT_CACHE_DIR=${GNNJIT_CACHE_DIR:-/tmp/gnnjit-cache}
-summary=()
-note() { summary+=("$*"); echo "== $*"; }
-
-# Runs NAME CMD...: logs to OUT_DIR/NAME.log, notes the exit code and seconds.
-step() {
-  local name=$1; shift
-  local t0=$(date +%s%N)
-  "$@" >"$out/$name.log" 2>&1
-  local rc=$?
-  local ms=$((($(date +%s%N) - t0) / 1000000))
-  note "$(printf '%-34s rc=%-3s %4d.%03d s' "$name" "$rc" $((ms / 1000)) $((ms % 1000)))"
-  return $rc
-}
+export GNNJIT_BINARY=$bin/gnnjit GNNJIT_NVCC=${GNNJIT_NVCC:-$nvcc_path} GNNJIT_REQUIRE_GPU=1
 
 # Runs every test case of doctest program $1 as its own process, all at once
 # (the reduction suite takes over 10 minutes serially, a device command's
-# limit); their logs concatenated on stdout; fails when any case fails.
+# limit); their logs concatenated on stdout; fails when any case fails, runs
+# no test, or the program lists no case.
 parallel_cases() {
-  local program=$1 dir i=0 rc=0 pattern
+  local program=$1 dir i=0 rc=0 pattern f
   dir=$(mktemp -d)
   # One pattern per case: its name up to the first comma or bracket (doctest
   # splits filters at commas), then a wildcard.
   while IFS= read -r pattern; do
     i=$((i + 1))
-    (GNNJIT_CACHE_DIR=$GNNJIT_CACHE_DIR/case$i "$program" -tc="$pattern" >"$dir/$i.log" 2>&1; echo $? >"$dir/$i.rc") &
+    (GNNJIT_CACHE_DIR=$GNNJIT_CACHE_DIR/case$i "$program" -tc="$pattern" </dev/null >"$dir/$i.log" 2>&1
+      echo $? >"$dir/$i.rc") &
   done < <("$program" --list-test-cases 2>/dev/null | grep -v '^\[doctest\]\|^=*$' | sed -E 's/[,[].*//; s/$/*/' | sort -u)
   wait
   for f in "$dir"/*.rc; do
-    [[ $(cat "$f") == 0 ]] || rc=1
+    [[ -f $f ]] || continue
+    if [[ $(cat "$f") != 0 ]]; then
+      rc=1
+    elif ! grep -qE 'test cases: *[1-9]' "${f%.rc}.log"; then
+      echo "== a pattern of $program ran no test case"
+      rc=1
+    fi
     cat "${f%.rc}.log"
   done
   ((i > 0)) || { echo "no test cases listed by $program"; rc=1; }
@@ -50,24 +64,42 @@ parallel_cases() {
   return $rc
 }
 
+# The test programs: the GPU ones, then those labelled cpu whose cases have
+# GPU branches (run --tune, --backend auto and cuda, the device's arch).
+test_programs() {
+  local t
+  for t in "$bin"/test_*gpu "$bin"/test_runtime_launch "$bin"/test_cli* "$bin"/test_layers "$bin"/test_runtime_jit \
+    "$bin"/test_runtime_cache; do
+    [[ -f $t && -x $t ]] && echo "$t"
+  done
+}
+
+# Runs CMD..., which must refuse (exit 1, the user's error).
+refused() {
+  "$@"
+  local rc=$?
+  ((rc == 1)) || { echo "== expected a refusal (exit 1), got exit $rc"; return 1; }
+}
+
 # Peak RSS (GiB) from a /usr/bin/time -v log.
 rss() { awk '/Maximum resident/ {printf "%.2f GiB", $6 / 1048576}' "$1"; }
 
 nvidia-smi -L >"$out/machine.txt" 2>&1; grep -E 'MemTotal|MemAvailable' /proc/meminfo >>"$out/machine.txt"
-ldd "$bin/gnnjit" | grep -i 'not found' >>"$out/machine.txt"
+ldd "$bin/gnnjit" 2>&1 | grep -i "not found" >>"$out/machine.txt"
 
+mapfile -t programs < <(test_programs)
 if [[ $what == suites ]]; then
-  # Every GPU test program at once, each case a process of its own (what the
+  # Every test program at once, each case a process of its own (what the
   # kernels' correctness rests on, in the least wall time).
-  for t in "$bin"/test_*gpu "$bin"/test_runtime_launch; do
-    [[ -x $t ]] && step "$(basename "$t")" parallel_cases "$t" &
+  for t in "${programs[@]}"; do
+    step "$(basename "$t")" parallel_cases "$t" &
   done
   wait
 fi
 
 if [[ $what == quick || $what == all ]]; then
-  for t in "$bin"/test_*gpu "$bin"/test_runtime_launch; do
-    [[ -x $t ]] && step "$(basename "$t")" parallel_cases "$t"
+  for t in "${programs[@]}"; do
+    step "$(basename "$t")" parallel_cases "$t"
   done
   step sanitizer_tensor_ops compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/test_exec_tensor_ops_gpu" \
     -tc='*bit for bit*,*checksums*'
@@ -103,16 +135,18 @@ if [[ $what == quick || $what == all ]]; then
     done
   done
   # The same seed gives the same inputs on both backends.
-  "$bin/gnnjit" run --graph cora --backend cpu --json >"$out/cpu.json" 2>&1
-  "$bin/gnnjit" run --graph cora --backend cuda --json >"$out/cuda.json" 2>&1
-  note "inputs agree cpu/cuda: $(python3 -c "
-import json; a=json.load(open('$out/cpu.json')); b=json.load(open('$out/cuda.json'))
-print(abs(a['outputs'][0]['sum']-b['outputs'][0]['sum']) <= 1e-4*abs(a['outputs'][0]['sum']), a['outputs'][0]['sum'], b['outputs'][0]['sum'])")"
+  step run_cora_cpu bash -c "'$bin/gnnjit' run --graph cora --backend cpu --json >'$out/cpu.json'"
+  step run_cora_cuda bash -c "'$bin/gnnjit' run --graph cora --backend cuda --json >'$out/cuda.json'"
+  step inputs_agree_cpu_cuda python3 -c "
+import json, sys; a=json.load(open('$out/cpu.json')); b=json.load(open('$out/cuda.json'))
+ok = abs(a['outputs'][0]['sum']-b['outputs'][0]['sum']) <= 1e-4*abs(a['outputs'][0]['sum'])
+print(ok, a['outputs'][0]['sum'], b['outputs'][0]['sum']); sys.exit(0 if ok else 1)"
+  note "inputs agree cpu/cuda: $(cat "$out/inputs_agree_cpu_cuda.log")"
 fi
 
 if [[ $what == scale || $what == all ]]; then
   for backend in cuda cpu; do
-    step "refuse_rmat20_dim2M_$backend" /usr/bin/time -v "$bin/gnnjit" run --graph rmat:scale=20,ef=16 --dim 2000000 \
+    step "refuse_rmat20_dim2M_$backend" refused /usr/bin/time -v "$bin/gnnjit" run --graph rmat:scale=20,ef=16 --dim 2000000 \
       --backend $backend
     grep -E 'gnnjit: error|Elapsed|Maximum resident' "$out/refuse_rmat20_dim2M_$backend.log" | sed 's/^/    /'
   done
@@ -135,7 +169,7 @@ fi
 if [[ $what == bench || $what == all ]]; then
   step bench_reduction "$bin/bench_reduction" --dump-npy "$out/npy" --json "$out/reduction.jsonl"
   tail -8 "$out/bench_reduction.log" | sed 's/^/    /'
-  step pyg_sage timeout 240 python3 python/bench_pyg_sage.py "$out/npy" --F 128 --reps 10 --json "$out/pyg_sage.jsonl"
+  step pyg_sage timeout 240 python3 bench/python/bench_pyg_sage.py "$out/npy" --F 128 --reps 10 --json "$out/pyg_sage.jsonl"
   tail -12 "$out/pyg_sage.log" | sed 's/^/    /'
   rm -rf "$out/npy"
   step bench_spmm "$bin/bench_spmm"
@@ -146,11 +180,9 @@ if [[ $what == bench || $what == all ]]; then
     --records "$out/records.jsonl"
   step bench_attention "$bin/bench_attention" --dump-npy "$out/npy" --json "$out/attention.jsonl"
   tail -16 "$out/bench_attention.log" | sed 's/^/    /'
-  step pyg_attention timeout 300 python3 python/bench_pyg_attention.py "$out/npy" --reps 10 --json "$out/pyg_attention.jsonl"
+  step pyg_attention timeout 300 python3 bench/python/bench_pyg_attention.py "$out/npy" --reps 10 --json "$out/pyg_attention.jsonl"
   tail -18 "$out/pyg_attention.log" | sed 's/^/    /'
   rm -rf "$out/npy"
 fi
 
-echo
-echo "---- summary ----"
-printf '%s\n' "${summary[@]}"
+steps_summary "gpu_checks $what"

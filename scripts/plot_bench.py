@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Charts of examples/bench_torch.py's JSON lines beside the baselines' anchors (../shared/baselines/*.jsonl).
+"""Charts of bench/python/bench_torch.py's JSON lines beside the baselines' anchors (../shared/baselines/*.jsonl).
 
     python scripts/plot_bench.py bench.jsonl [more.jsonl ...] [--baselines DIR] [--out bench-plots]
 
@@ -237,7 +237,7 @@ def slug(graph: str) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("inputs", nargs="+", help="JSON-lines files written by examples/bench_torch.py --json")
+    parser.add_argument("inputs", nargs="+", help="JSON-lines files written by bench/python/bench_torch.py --json")
     parser.add_argument("--baselines", type=Path, default=DEFAULT_BASELINES,
                         help="folder of the baselines' *.jsonl (default ../shared/baselines beside the repository)")
     parser.add_argument("--out", type=Path, default=Path("bench-plots"), help="folder for the PNGs")

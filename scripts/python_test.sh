@@ -4,12 +4,37 @@
 # the host compiler), and runs its tests (python/tests; no GPU needed).
 # GNNJIT_PYTHON_VENV names the environment's folder (default: a new temporary
 # one); extra arguments go to pytest.
+#
+# What pip installs besides gnnjit (the test extra: torch, PyG, pytest; the
+# build's scikit-build-core and nanobind) comes from a set of wheels kept
+# outside the checkout, in $GNNJIT_WHEEL_CACHE (default
+# ~/.cache/gnnjit-wheels), one folder per set of requirements and Python:
+# the registry is asked only to fill a folder that is not complete, so a run
+# with the set in place needs no network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 venv=${GNNJIT_PYTHON_VENV:-$(mktemp -d)/venv}
 python3 -m venv "$venv"
-"$venv/bin/python" -m pip install -q --upgrade pip
-"$venv/bin/python" -m pip install -q ".[test]"
+py=$venv/bin/python
+
+# The requirements: pyproject.toml's build requirements, dependencies and test extra.
+mapfile -t requirements < <("$py" - <<'PY'
+import tomllib
+p = tomllib.load(open("pyproject.toml", "rb"))
+print("\n".join(p["build-system"]["requires"] + p["project"]["dependencies"]
+                + p["project"]["optional-dependencies"]["test"]))
+PY
+)
+key=$( (printf '%s\n' "${requirements[@]}"; "$py" -c 'import sys, sysconfig; print(sys.version, sysconfig.get_platform())') |
+  sha256sum | cut -c1-16)
+wheels=${GNNJIT_WHEEL_CACHE:-$HOME/.cache/gnnjit-wheels}/$key
+if [[ ! -f $wheels/complete ]]; then
+  echo "python_test: filling the wheel cache $wheels from the registry"
+  mkdir -p "$wheels"
+  "$py" -m pip wheel -q -w "$wheels" "${requirements[@]}"
+  printf '%s\n' "${requirements[@]}" >"$wheels/complete"
+fi
+"$py" -m pip install -q --no-index --find-links "$wheels" ".[test]"
 cd python/tests
-"$venv/bin/python" -m pytest -q -rs "$@"  # -rs: say why the GPU tests skipped
+"$py" -m pytest -q -rs "$@"  # -rs: say why the GPU tests skipped

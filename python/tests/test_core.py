@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import gnnjit
+import needs
 
 
 def ring(n):
@@ -168,16 +169,8 @@ def test_export_writes_cuda_sources_without_a_gpu(tmp_path):
     assert any(name.endswith(".cu") for name in summary["files"])
 
 
-def shared_dataset(name):
-    import os
-    from pathlib import Path
-
-    root = os.environ.get("GNNJIT_SHARED_DATASETS") or Path(__file__).resolve().parents[3] / "shared" / "datasets"
-    return str(Path(root) / name)
-
-
 def test_load_dataset_gives_pyg_arrays_and_the_split():
-    cora = gnnjit.load_dataset(shared_dataset("cora"))
+    cora = gnnjit.load_dataset(needs.shared_dataset("cora"))
     assert cora["num_nodes"] == 2708 and cora["edge_index"].shape == (2, 10556)
     assert cora["edge_index"].dtype == np.int64
     assert cora["features"].shape == (2708, 1433) and cora["features"].dtype == np.float32

@@ -1,16 +1,20 @@
 """gnnjit's torch layers on the GPU: every gnnjit.nn layer (CUDA, float32)
 against the PyG 2.8 layer of the same name (float64, the same weights) on
-every shared dataset, outputs and all gradients within 1e-4 of scale; a layer
-called twice before its backward; stride-0 gradients; determinism under
+every shared dataset, outputs and all gradients element by element within
+the C++ checks' tolerance (agreement.py); a layer called twice before its
+backward; stride-0 gradients; determinism under
 torch.use_deterministic_algorithms; torch.compile; CUDA-graph capture;
-opcheck; gnnjit's memory counted by torch. Skipped without a CUDA device."""
+opcheck; gnnjit's memory counted by torch. Skipped without a CUDA device
+(a failure in the GPU run, GNNJIT_REQUIRE_GPU=1)."""
 
-import os
+import time
 
 import pytest
 
-torch = pytest.importorskip("torch")
-pyg = pytest.importorskip("torch_geometric.nn")
+import needs
+
+torch = needs.module("torch")
+pyg = needs.module("torch_geometric.nn")
 
 import gnnjit  # noqa: E402
 import gnnjit.dsl  # noqa: E402
@@ -18,19 +22,18 @@ import gnnjit.nn  # noqa: E402
 import gnnjit.ops  # noqa: E402
 from gnnjit.graphs import default_cache  # noqa: E402
 from gnnjit.ops import layer_spec  # noqa: E402
+from agreement import assert_near  # noqa: E402
 from test_torch import CASES, DROPOUT_CASES, EDGE_DIM, HEADS, IN, OUT  # noqa: E402
 
-if not (torch.cuda.is_available() and gnnjit._core.cuda_available()):
-    pytest.skip("SKIPPED: no CUDA device; the GPU suite runs on a machine with one", allow_module_level=True)
+needs.cuda_device(torch.cuda.is_available() and gnnjit._core.cuda_available())
 
 DATASETS = ["cora", "citeseer", "pubmed", "squirrel", "tolokers", "email-Eu-core"]
-TOLERANCE = 1e-4
 CUDA = torch.device("cuda")
 
 
 def dataset(name):
     """A shared dataset's edges on the GPU, with random features and edge features."""
-    d = gnnjit.load_dataset(name)
+    d = gnnjit.load_dataset(needs.shared_dataset(name))
     g = torch.Generator().manual_seed(5)
     edge_index = torch.from_numpy(d["edge_index"]).to(CUDA)
     x = torch.randn(d["num_nodes"], IN, generator=g, dtype=torch.float64)
@@ -60,14 +63,6 @@ def run(module, x, edge_index, edge_attr, uses_edges, weights, dtype):
         grads["edge_attr"] = ea.grad
     grads.update({name: p.grad for name, p in module.named_parameters()})
     return out.detach(), grads
-
-
-def assert_near(got, want, what):
-    """Largest difference scaled by the larger of 1 and the largest magnitude, at most TOLERANCE."""
-    assert got.shape == want.shape, what
-    scale = max(1.0, want.abs().max().item()) if want.numel() else 1.0
-    worst = (got.double() - want).abs().max().item() / scale if want.numel() else 0.0
-    assert worst <= TOLERANCE, f"{what}: off by {worst:.3g} (scaled)"
 
 
 def compare(theirs, ours, x, edge_index, edge_attr, uses_edges, what):
@@ -209,30 +204,89 @@ def test_cuda_graph_capture_of_a_training_step():
     torch.testing.assert_close(replayed, xx.grad, rtol=1e-5, atol=1e-5)
 
 
+class _PoisoningAllocator:
+    """gnnjit's device memory from torch tensors on the current stream, each filled with 0xFF bytes there as it is
+    handed out: a block whose last writer is still queued (behind a sleep, while the stream sleeps). Notes, for
+    each block, whether the sleep was still running when its fill was queued."""
+
+    def __init__(self, sleep_done: torch.cuda.Event):
+        self.sleep_done = sleep_done
+        self.blocks = {}
+        self.pending = []
+
+    def allocate(self, size):
+        block = torch.empty(size, dtype=torch.uint8, device=CUDA)
+        block.fill_(0xFF)  # NaN as floats, -1 as indices
+        self.pending.append(not self.sleep_done.query())
+        self.blocks[block.data_ptr()] = block
+        return block.data_ptr()
+
+    def free(self, pointer):
+        del self.blocks[pointer]  # back to torch's allocator, as caching_allocator_delete does
+
+
 def test_a_first_call_on_a_busy_side_stream_waits_for_the_memory_it_reuses():
     """A graph's arrays, uploaded on a layer's first call, come from torch's allocator, which may hand out
     blocks whose last writers are still queued on the current stream: the upload waits for them (the
-    CUDA-graph warm-up above met this as an illegal address)."""
+    CUDA-graph warm-up above met this as an illegal address). Made to happen, not left to timing: while a side
+    stream sleeps, every block gnnjit gets has a fill queued behind the sleep, and the sleep outlasts the host
+    work of the call many times over; the test checks that the sleep was still running when gnnjit took its
+    first block (else it sleeps longer and tries again)."""
     edge_index, x, _ = dataset("cora")
+    n = x.size(0)
     model = gnnjit.nn.GATConv(IN, OUT, heads=HEADS).to(CUDA)
-    results = []
-    for on_side_stream in (False, True):
-        ei = edge_index.clone()  # a new tensor: a new graph, uploaded on this call
+
+    def first_call(ei):
+        xx = x.float().clone().requires_grad_(True)
+        out = model(xx, ei)
+        out.square().sum().backward()
+        return [out.detach(), xx.grad]
+
+    def new_graph():
+        """A new tensor: a new graph, whose host side is built now (its copy of edge_index to the host would
+        wait for a busy stream) and whose arrays are uploaded on its first call."""
+        ei = edge_index.clone()
+        default_cache.entry(ei, n, None, "replace")  # GATConv's self loops
+        return ei
+
+    want = first_call(new_graph())  # kernels compiled; the default stream
+    torch.cuda.synchronize()
+    ei = new_graph()
+    t0 = time.perf_counter()
+    first_call(ei)  # a first call's host work, kernels compiled
+    torch.cuda.synchronize()
+    host_seconds = time.perf_counter() - t0
+    # torch.cuda._sleep counts clock cycles: how many a second.
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    torch.cuda._sleep(10_000_000)
+    end.record()
+    end.synchronize()
+    cycles_per_second = 10_000_000 / (start.elapsed_time(end) / 1000)
+    seconds = max(0.05, 20 * host_seconds)
+    for _ in range(5):
+        ei = new_graph()
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side if on_side_stream else torch.cuda.current_stream()):
-            torch.cuda._sleep(50_000_000)  # the stream stays busy while the host goes on
-            for size in (1, 128, 4096, 65536, 1 << 20):
-                junk = torch.empty(size, device=CUDA)
-                junk.fill_(float("nan"))  # queued behind the sleep; the block is free again at once
-                del junk
-            xx = x.float().clone().requires_grad_(True)
-            out = model(xx, ei)
-            out.square().sum().backward()
-        torch.cuda.synchronize()
-        results.append([out.detach(), xx.grad])
-    for got, want in zip(results[1], results[0]):
-        assert torch.equal(got, want)
+        sleep_done = torch.cuda.Event()
+        allocator = _PoisoningAllocator(sleep_done)
+        gnnjit._core.set_device_allocator(allocator.allocate, allocator.free)
+        try:
+            with torch.cuda.stream(side):
+                torch.cuda._sleep(int(seconds * cycles_per_second))
+                sleep_done.record()
+                got = first_call(ei)
+            torch.cuda.synchronize()
+        finally:
+            gnnjit._core.set_device_allocator(torch.cuda.caching_allocator_alloc, torch.cuda.caching_allocator_delete)
+        assert allocator.pending, "gnnjit allocated nothing on a new graph's first call"
+        if allocator.pending[0]:
+            break
+        seconds *= 4  # the host outran the sleep: a longer one
+    else:
+        pytest.fail(f"the stream's sleep ended before gnnjit's first allocation, even at {seconds / 4:.2f} s")
+    for g, w in zip(got, want):
+        assert torch.equal(g, w)
 
 
 def test_gnnjit_memory_is_torch_memory():

@@ -8,8 +8,10 @@ import os
 
 import pytest
 
-torch = pytest.importorskip("torch")
-pyg_utils = pytest.importorskip("torch_geometric.utils")
+import needs
+
+torch = needs.module("torch")
+pyg_utils = needs.module("torch_geometric.utils")
 
 import gnnjit  # noqa: E402
 import gnnjit.dsl as G  # noqa: E402

@@ -8,8 +8,10 @@ import inspect
 
 import pytest
 
-torch = pytest.importorskip("torch")
-pyg = pytest.importorskip("torch_geometric.nn")
+import needs
+
+torch = needs.module("torch")
+pyg = needs.module("torch_geometric.nn")
 
 import gnnjit  # noqa: E402
 import gnnjit.nn  # noqa: E402
@@ -303,3 +305,12 @@ def test_compiles_without_graph_breaks():
     eager = model(x, edge_index)
     compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
     torch.testing.assert_close(compiled(x, edge_index), eager)
+
+
+def test_tune_on_first_use_set_on_gnnjit_ops_reaches_where_layers_compile(monkeypatch):
+    from gnnjit import _layer_cache
+
+    assert gnnjit.ops.tune_on_first_use is False
+    assert not _layer_cache._tune_on_first_use()
+    monkeypatch.setattr(gnnjit.ops, "tune_on_first_use", True)
+    assert _layer_cache._tune_on_first_use()

@@ -13,6 +13,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <vector>
+
 using namespace gnnjit;
 
 namespace {
@@ -34,11 +36,14 @@ TEST_CASE("tuned configs of every family agree with the rule's and are never slo
     const char *layer, *aggr;
     int64_t dim, heads;
   };
-  for (const char *spec : {"rmat:scale=12,ef=16,seed=1", "grid:side=64", "er:n=4000,deg=20,seed=2"}) {
+  const std::vector<const char *> specs = {"rmat:scale=12,ef=16,seed=1", "grid:side=64", "er:n=4000,deg=20,seed=2"};
+  const std::vector<Case> cases = {Case{"gcn", "", 64, 1}, Case{"sage", "max", 32, 1}, Case{"gatv2", "", 16, 4}};
+  size_t passesChecked = 0;
+  for (const char *spec : specs) {
     const graph::Graph g = graph::Graph::fromEdges(graph::loadGraphSource(spec).edges);
     exec::DeviceGraph device(g);
     const autotune::GraphFacts facts = autotune::graphFacts(g);
-    for (const Case &c : {Case{"gcn", "", 64, 1}, Case{"sage", "max", 32, 1}, Case{"gatv2", "", 16, 4}}) {
+    for (const Case &c : cases) {
       const std::string what = fmt::format("{} on {}", c.layer, spec);
       CAPTURE(what);
       const lower::LoweredLayer l = layerOf(c.layer, c.aggr, c.dim, c.heads);
@@ -49,8 +54,10 @@ TEST_CASE("tuned configs of every family agree with the rule's and are never slo
       // Both passes, their kernels compiled beside the search (Precompiler).
       const autotune::TunedLayer layer = autotune::tuneLayer(l, device, facts, options);
       CHECK(layer.compiling.failed == 0);
+      CHECK(layer.passes.size() == 2); // forward and backward
       for (const autotune::TunedLayerPass &p : layer.passes) {
         const autotune::TunedPass &tuned = p.tuned;
+        CHECK_FALSE(tuned.stages.empty());
         for (const autotune::TunedStage &s : tuned.stages) {
           REQUIRE(s.ruleMs < autotune::kUntimed);
           CHECK(s.timed[s.best].ms <= s.ruleMs);
@@ -65,7 +72,9 @@ TEST_CASE("tuned configs of every family agree with the rule's and are never slo
         autotune::ProgramCache programs(l);
         autotune::GpuPassTimer timer(programs, device, p.pass, p.rule, layer.passes.front().rule, 1, 3);
         CHECK(timer.check(tuned.config).empty());
+        ++passesChecked;
       }
     }
   }
+  CHECK(passesChecked == 2 * specs.size() * cases.size());
 }

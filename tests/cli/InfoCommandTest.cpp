@@ -54,11 +54,9 @@ TEST_CASE("info --json on email-Eu-core keeps every published row unless asked")
 }
 
 TEST_CASE("dataset names resolve on GNNJIT_DATA") {
-  const auto dir = gnnjit::test::sharedDatasets();
-  if (!dir) {
-    MESSAGE("SKIPPED: ../shared/datasets not found");
+  const auto dir = gnnjit::test::sharedDatasetsOrSkip();
+  if (!dir)
     return;
-  }
   setenv("GNNJIT_DATA", dir->c_str(), 1);
   const auto j = infoJson("citeseer");
   unsetenv("GNNJIT_DATA");

@@ -44,6 +44,7 @@ TEST_CASE("tune without --list times the candidates on a GPU, or says that it ne
                            records.string() + "'");
   INFO("stderr: " << r.err);
   if (r.exitCode == 1) { // no GPU here
+    gnnjit::test::noGpuHere("tune's timing of candidates is checked on a machine with a GPU");
     CHECK(r.err.find("CUDA device") != std::string::npos);
     CHECK(r.err.find("--list") != std::string::npos);
     CHECK_FALSE(std::filesystem::exists(records));
@@ -68,7 +69,7 @@ TEST_CASE("run --tune needs a GPU run and configs of its own choosing; on a GPU 
   CHECK(forced.err.find("cannot be combined with --backend-variant cusparse") != std::string::npos);
   const auto probe = runGnnjit("run --layer gcn --dim 8 --graph rmat:scale=8,ef=4 --backend cuda --reps 1");
   if (probe.exitCode != 0) {
-    MESSAGE("SKIPPED: no CUDA device; run --tune's GPU path is checked on a machine with a GPU");
+    gnnjit::test::noGpuHere("run --tune's GPU path is checked on a machine with a GPU");
     return;
   }
   // A cache folder of its own: no records yet.

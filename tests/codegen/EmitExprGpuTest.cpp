@@ -69,6 +69,9 @@ TEST_CASE("emitted messages match the reference executor on the GPU") {
                                   s.weight, s.value, s.score})
         if (part)
           values.push_back(part);
+    CHECK_FALSE(values.empty()); // every layer has messages to compare
+    if (values.empty())
+      continue;
     const std::string source = test::edgeKernel("messages", values, lowered.layer.inputs());
     const runtime::Kernel kernel = cache.kernel(runtime::Source{info.name + ".cu", source, {}}, options, "messages");
 

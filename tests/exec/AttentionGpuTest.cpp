@@ -9,8 +9,10 @@
 // graphs that give its strided groups several rows and segments each, and
 // the unfused backward (a loop per sum, parameter sums over edge ranges) on
 // a subset; heads padded to a power of two of lanes (122 floats in pairs);
-// attention dropout under two seeds on each path. Gradients are
-// checked to be bitwise identical from run to run.
+// attention dropout under two seeds on each path. AGNN, which has one
+// head, runs at heads 1 with each head dim of every sweep. Gradients are
+// checked to be bitwise identical from run to run, and each sweep checks
+// that it compared every output and gradient of every run it was given.
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
 #include "examples/DistanceAttention.h"
@@ -30,6 +32,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 
 using namespace gnnjit;
 using namespace gnnjit::exec;
@@ -104,20 +107,54 @@ std::vector<AttentionCase> attentionCases() {
 }
 
 
-/// Every case (or those in `only`) at (heads, dim) each.
+/// Every case (or those in `only`) at each (heads, dim); a single-head case
+/// (AGNN) at heads 1 with each of the dims, once each. Checks that it
+/// compared each output and gradient of every run it was given.
 void sweep(const graph::Graph &g, const std::vector<std::pair<int64_t, int64_t>> &shapes,
            const std::vector<std::string> &only = {}, const RuleOptions &rule = {}) {
-  for (const auto &[heads, dim] : shapes)
-    for (const AttentionCase &c : attentionCases()) {
-      if (!only.empty() && std::find(only.begin(), only.end(), c.label) == only.end())
+  const std::vector<AttentionCase> cases = attentionCases();
+  std::vector<std::string> labels;
+  for (const AttentionCase &c : cases)
+    labels.push_back(c.label);
+  test::checkLabels(only, labels);
+  const auto chosen = [&](const AttentionCase &c) {
+    return only.empty() || std::find(only.begin(), only.end(), c.label) != only.end();
+  };
+  std::set<int64_t> dims;
+  for (const auto &shape : shapes)
+    dims.insert(shape.second);
+  int expected = 0;
+  for (const AttentionCase &c : cases)
+    if (chosen(c))
+      expected += test::tensorsPerRun(c.build(1, 1)) * static_cast<int>(c.multiHead ? shapes.size() : dims.size());
+  const int start = test::gpuChecks;
+  std::set<std::pair<std::string, int64_t>> singleHeadRuns;
+  for (const auto &[shapeHeads, dim] : shapes)
+    for (const AttentionCase &c : cases) {
+      if (!chosen(c))
         continue;
-      if (!c.multiHead && heads != 1)
-        continue;
+      if (!c.multiHead && !singleHeadRuns.emplace(c.label, dim).second)
+        continue; // run at this dim already
+      const int64_t heads = c.multiHead ? shapeHeads : 1;
       const std::string what =
           fmt::format("{} on {} heads={} dim={} {}", c.label, g.name(), heads, dim, graph::indexTypeName(g.indexType()));
       CAPTURE(what);
       runAndCheck(reference(c.build(heads, dim), g), g, what, rule);
     }
+  test::checkCount(start, expected, "the attention sweep on " + g.name());
+}
+
+/// Every case on `g` with the caller's buffers, at `dim` (4 heads where the
+/// layer has heads); checks that each compared its outputs and gradients.
+void callerBuffersSweep(const graph::Graph &g, int64_t dim, const std::string &suffix) {
+  const int start = test::gpuChecks;
+  int expected = 0;
+  for (const AttentionCase &c : attentionCases()) {
+    const dsl::Layer layer = c.build(c.multiHead ? 4 : 1, dim);
+    expected += test::tensorsPerRun(layer);
+    test::runWithCallerBuffers(reference(layer, g), g, c.label + suffix, gridInputs);
+  }
+  test::checkCount(start, expected, "every attention case with the caller's buffers" + suffix);
 }
 
 } // namespace
@@ -162,9 +199,7 @@ TEST_CASE("edge ids with gaps: self loops replaced, duplicates removed; edge inp
 }
 
 TEST_CASE("the caller's buffers: results, saved softmax states and aliased outputs, forwards before backwards") {
-  const auto g = test::loadGraph("rmat:scale=9,ef=8,seed=4");
-  for (const AttentionCase &c : attentionCases())
-    test::runWithCallerBuffers(reference(c.build(c.multiHead ? 4 : 1, 32), *g), *g, c.label + " on rmat 9", gridInputs);
+  callerBuffersSweep(*test::loadGraph("rmat:scale=9,ef=8,seed=4"), 32, " on rmat 9");
   MESSAGE(test::gpuChecks << " tensors checked");
 }
 
@@ -223,10 +258,7 @@ TEST_CASE("padded heads: head dims whose lanes have an odd factor (122 in pairs,
   sweep(*test::loadGraph("rmat:scale=11,ef=16,seed=1", graph::IndexChoice::Int64), shapes);
   sweep(*test::loadGraph("rmat:scale=10,ef=16,seed=7"), shapes, {}, heavy);
   sweep(*test::loadGraph("grid:side=40"), shapes, {"gatv2", "gat edge", "transformer edge", "source_score"}, unfused);
-  const auto g = test::loadGraph("rmat:scale=9,ef=8,seed=4");
-  for (const AttentionCase &c : attentionCases())
-    test::runWithCallerBuffers(reference(c.build(c.multiHead ? 4 : 1, 122), *g), *g, c.label + " 122 on rmat 9",
-                               gridInputs);
+  callerBuffersSweep(*test::loadGraph("rmat:scale=9,ef=8,seed=4"), 122, " 122 on rmat 9");
   MESSAGE(test::gpuChecks << " tensors checked");
 }
 
@@ -260,10 +292,16 @@ TEST_CASE("attention dropout: both passes drop what the reference drops, for any
   graphs.emplace_back(test::loadGraph("rmat:scale=11,ef=16,seed=1", graph::IndexChoice::Int64), RuleOptions{});
   graphs.emplace_back(test::loadGraph("rmat:scale=10,ef=16,seed=7"), heavy);
   graphs.emplace_back(test::loadGraph("grid:side=40"), unfused);
-  for (uint64_t seed : {uint64_t{0}, uint64_t{0x9e3779b97f4a7c15ull}})
+  const std::vector<uint64_t> seeds = {0, 0x9e3779b97f4a7c15ull};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{4, 32}, {3, 7}};
+  int perShape = 0;
+  for (const auto &c : cases)
+    perShape += test::tensorsPerRun(c.second(1, 1));
+  const int start = test::gpuChecks;
+  for (uint64_t seed : seeds)
     for (const auto &[g, rule] : graphs)
       for (const auto &[label, build] : cases)
-        for (const auto &[heads, dim] : std::vector<std::pair<int64_t, int64_t>>{{4, 32}, {3, 7}}) {
+        for (const auto &[heads, dim] : shapes) {
           const std::string what = fmt::format("{} on {} heads={} dim={} seed={:x}", label, g->name(), heads, dim, seed);
           CAPTURE(what);
           runAndCheck(test::reference(build(heads, dim), *g, gridInputs, seed), *g, what, rule);
@@ -271,6 +309,9 @@ TEST_CASE("attention dropout: both passes drop what the reference drops, for any
   const auto g = test::loadGraph("rmat:scale=9,ef=8,seed=4");
   for (const auto &[label, build] : cases)
     test::runWithCallerBuffers(test::reference(build(4, 32), *g, gridInputs, 77), *g, label + " on rmat 9", gridInputs);
+  test::checkCount(start,
+                   perShape * static_cast<int>(seeds.size() * graphs.size() * shapes.size()) + perShape,
+                   "attention dropout");
   MESSAGE(test::gpuChecks << " tensors checked");
 }
 

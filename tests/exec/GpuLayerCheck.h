@@ -13,10 +13,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace gnnjit::test {
 
@@ -24,6 +26,30 @@ inline constexpr double kGpuTolerance = 1e-4;
 
 /// Tensors checked so far (each test program reports its count).
 inline int gpuChecks = 0;
+
+/// The tensors one checked forward and backward of `layer` compare with the
+/// reference: each output, and the gradient of each input (ref::backward
+/// gives one per input). runWithCallerBuffers compares as many.
+inline int tensorsPerRun(const dsl::Layer &layer) {
+  return static_cast<int>(layer.outputs().size() + layer.inputs().size());
+}
+
+/// Checks that a sweep compared as many tensors as it was given to: `start`
+/// is gpuChecks before it ran, `expected` worked out from the layers and
+/// graphs it was given, not from what ran (a case skipped by mistake, a
+/// gradient missing, a sweep that ran nothing all fail here).
+inline void checkCount(int start, int expected, const std::string &what) {
+  const int checked = gpuChecks - start;
+  CHECK_MESSAGE(expected > 0, what << ": a sweep that checks nothing");
+  CHECK_MESSAGE(checked == expected, what << ": " << checked << " tensors checked, " << expected << " expected");
+}
+
+/// Checks that every label in `only` names one of `labels`: a misspelt one
+/// would quietly leave its layer out.
+inline void checkLabels(const std::vector<std::string> &only, const std::vector<std::string> &labels) {
+  for (const std::string &label : only)
+    CHECK_MESSAGE(std::find(labels.begin(), labels.end(), label) != labels.end(), "no test case is labelled " << label);
+}
 
 /// Host inputs for `decls` on `g`, from `seed`.
 using InputDraw =

@@ -55,19 +55,38 @@ ref::TensorMap gridInputs(const std::vector<dsl::InputPtr> &decls, const graph::
 Expected reference(const dsl::Layer &layer, const graph::Graph &g) { return test::reference(layer, g, gridInputs); }
 
 
+/// Whether a case's layer takes a max or a min (run on three paths).
+bool extreme(const std::string &label) {
+  return label.find("max") != std::string::npos || label.find("min") != std::string::npos;
+}
+
 /// Every case (or those in `only`) at every width; max and min layers also
 /// with their backward over the transpose instead of the arg scatter, and
-/// with heavy rows merged by a second pass instead of packed atomics.
+/// with heavy rows merged by a second pass instead of packed atomics. Checks
+/// that it compared each output and gradient of every run it was given.
 void sweep(const graph::Graph &g, const std::vector<int64_t> &widths, const std::vector<std::string> &only = {}) {
+  const std::vector<test::ReductionLayerCase> cases = test::reductionLayerCases();
+  std::vector<std::string> labels;
+  for (const test::ReductionLayerCase &c : cases)
+    labels.push_back(c.label);
+  test::checkLabels(only, labels);
+  const auto chosen = [&](const test::ReductionLayerCase &c) {
+    return only.empty() || std::find(only.begin(), only.end(), c.label) != only.end();
+  };
+  int expected = 0;
+  for (const test::ReductionLayerCase &c : cases)
+    if (chosen(c))
+      expected += test::tensorsPerRun(c.build(1)) * (extreme(c.label) ? 3 : 1) * static_cast<int>(widths.size());
+  const int start = test::gpuChecks;
   for (int64_t F : widths)
-    for (const test::ReductionLayerCase &c : test::reductionLayerCases()) {
-      if (!only.empty() && std::find(only.begin(), only.end(), c.label) == only.end())
+    for (const test::ReductionLayerCase &c : cases) {
+      if (!chosen(c))
         continue;
       const Expected e = reference(c.build(F), g);
       const std::string what =
           fmt::format("{} on {} F={} {}", c.label, g.name(), F, graph::indexTypeName(g.indexType()));
       runAndCheck(e, g, what);
-      if (c.label.find("max") != std::string::npos || c.label.find("min") != std::string::npos) {
+      if (extreme(c.label)) {
         RuleOptions transposed, secondPass;
         transposed.argScatter = false;
         secondPass.packedMerge = false;
@@ -75,6 +94,7 @@ void sweep(const graph::Graph &g, const std::vector<int64_t> &widths, const std:
         runAndCheck(e, g, what + " (second-pass merge)", secondPass);
       }
     }
+  test::checkCount(start, expected, "the reduction sweep on " + g.name());
 }
 
 } // namespace
@@ -82,10 +102,16 @@ void sweep(const graph::Graph &g, const std::vector<int64_t> &widths, const std:
 TEST_CASE("the caller's buffers: results and saved arg positions, forwards before backwards; int32 and int64") {
   for (graph::IndexChoice index : {graph::IndexChoice::Int32, graph::IndexChoice::Int64}) {
     const auto g = test::loadGraph("rmat:scale=9,ef=8,seed=4", index);
-    for (const test::ReductionLayerCase &c : test::reductionLayerCases())
-      test::runWithCallerBuffers(reference(c.build(33), *g), *g,
+    const int start = test::gpuChecks;
+    int expected = 0;
+    for (const test::ReductionLayerCase &c : test::reductionLayerCases()) {
+      const dsl::Layer layer = c.build(33);
+      expected += test::tensorsPerRun(layer);
+      test::runWithCallerBuffers(reference(layer, *g), *g,
                                  fmt::format("{} on rmat 9 {}", c.label, graph::indexTypeName(g->indexType())),
                                  gridInputs);
+    }
+    test::checkCount(start, expected, "every reduction case with the caller's buffers");
   }
   MESSAGE(test::gpuChecks << " tensors checked");
 }

@@ -80,14 +80,12 @@ Expected reference(const test::SpmmLayerCase &c, const graph::Graph &g) {
   return e;
 }
 
-int checks = 0;
-
 void checkAgainst(const ref::TensorMap &expected, const DeviceTensors &actual, const std::string &what) {
   for (const auto &[name, t] : expected) {
     const auto it = actual.find(name);
     REQUIRE_MESSAGE(it != actual.end(), what << ": no result " << name);
     const Agreement a = compare(t, download(it->second));
-    ++checks;
+    ++test::gpuChecks;
     if (a.worst > kTolerance)
       FAIL_CHECK(what << ": " << name << " off by " << a.worst << " at [" << a.row << ", " << a.col << "]: expected "
                       << a.expected << ", got " << a.actual);
@@ -106,7 +104,16 @@ void runAndCheck(const Expected &e, graph::Graph &g, Variant variant, int64_t pa
   checkAgainst(e.gradients, runner.backward(bin.tensors()), what + " backward");
 }
 
+/// Every case at every width on every graph, unweighted and weighted, with
+/// both variants on int32 and int64 (int64 on one variant of two unless
+/// `bothIndexTypes`). Checks that it compared each output and gradient of
+/// every run it was given.
 void sweep(const std::vector<GraphCase> &graphs, const std::vector<int64_t> &widths, bool bothIndexTypes) {
+  // Each case is weighted or not, so it runs once per graph and width.
+  int perWidth = 0;
+  for (const test::SpmmLayerCase &c : test::spmmLayerCases(1))
+    perWidth += test::tensorsPerRun(layers::buildLayer(c.layer, c.options)) * (bothIndexTypes ? 4 : 3);
+  const int start = test::gpuChecks;
   for (const GraphCase &gc : graphs)
     for (bool weighted : {false, true}) {
       std::unique_ptr<graph::Graph> g32 = makeGraph(gc, weighted, graph::IndexChoice::Int32);
@@ -127,6 +134,17 @@ void sweep(const std::vector<GraphCase> &graphs, const std::vector<int64_t> &wid
             }
         }
     }
+  test::checkCount(start, perWidth * static_cast<int>(graphs.size() * widths.size()), "the SpMM sweep");
+}
+
+/// The tensors of one checked run of each case (those that are `weighted`
+/// or not) at width `dim`.
+int perRunOfCases(int64_t dim, bool weighted) {
+  int n = 0;
+  for (const test::SpmmLayerCase &c : test::spmmLayerCases(dim))
+    if (c.options.weighted == weighted)
+      n += test::tensorsPerRun(layers::buildLayer(c.layer, c.options));
+  return n;
 }
 
 } // namespace
@@ -143,7 +161,7 @@ TEST_CASE("every SpMM layer on every shared dataset, both variants, int32 and in
   graphs.push_back({"cora", loops}); // as GCNConv sees it
   sweep(graphs, {3, 64}, false);
   sweep({{"cora", {}}}, {1, 32, 128, 130, 512}, true); // every width on one dataset
-  MESSAGE(checks << " tensors checked");
+  MESSAGE(test::gpuChecks << " tensors checked");
 }
 
 TEST_CASE("generated graphs: hubs (heavy-row segments), grid, random, clustered; every feature width") {
@@ -155,22 +173,26 @@ TEST_CASE("generated graphs: hubs (heavy-row segments), grid, random, clustered;
   };
   sweep({graphs[0]}, {1, 3, 32, 64, 128, 130, 512}, true);
   sweep({graphs[1], graphs[2], graphs[3]}, {1, 32, 130}, true);
-  MESSAGE(checks << " tensors checked");
+  MESSAGE(test::gpuChecks << " tensors checked");
 }
 
 TEST_CASE("strided, unaligned input rows take the scalar-load kernel and agree") {
   const std::unique_ptr<graph::Graph> g =
       makeGraph({"rmat:scale=10,ef=8,seed=4", {}}, false, graph::IndexChoice::Int32);
-  for (int64_t padding : {1, 3, 4})
+  const std::vector<int64_t> paddings = {1, 3, 4};
+  const int start = test::gpuChecks;
+  for (int64_t padding : paddings)
     for (const test::SpmmLayerCase &c : test::spmmLayerCases(64)) {
       if (c.options.weighted)
         continue;
       const Expected e = reference(c, *g);
       runAndCheck(e, *g, Variant::Generated, padding, fmt::format("{} padding {}", c.label, padding));
     }
+  test::checkCount(start, perRunOfCases(64, false) * static_cast<int>(paddings.size()), "strided rows");
 }
 
 TEST_CASE("the caller's buffers: results written by the generated kernel and by cuSPARSE") {
+  const int start = test::gpuChecks;
   for (bool weighted : {false, true}) {
     const auto g = makeGraph({"rmat:scale=9,ef=8,seed=4", {}}, weighted, graph::IndexChoice::Int32);
     for (const test::SpmmLayerCase &c : test::spmmLayerCases(33)) {
@@ -185,6 +207,7 @@ TEST_CASE("the caller's buffers: results written by the generated kernel and by 
       }
     }
   }
+  test::checkCount(start, 2 * (perRunOfCases(33, false) + perRunOfCases(33, true)), "the caller's buffers");
 }
 
 TEST_CASE("run to run: the generated kernels' gradients are bitwise identical; cuSPARSE's are reported") {
@@ -211,6 +234,7 @@ TEST_CASE("run to run: the generated kernels' gradients are bitwise identical; c
             differing += values != first[name];
         }
       }
+      CHECK(first.size() >= e.gradients.size()); // every input's gradient compared
       if (variant == Variant::Generated)
         CHECK_MESSAGE(differing == 0, c.label << ": generated kernels' gradients changed between runs");
       else
@@ -227,6 +251,7 @@ TEST_CASE("a graph without edges, and one node with every edge") {
   star.numNodes = 3000;
   for (int64_t j = 1; j < 3000; ++j)
     star.add(j, 0);
+  const int start = test::gpuChecks;
   for (graph::EdgeList *edges : {&none, &star}) {
     graph::Graph g = graph::Graph::fromEdges(*edges);
     for (const test::SpmmLayerCase &c : test::spmmLayerCases(130))
@@ -237,6 +262,7 @@ TEST_CASE("a graph without edges, and one node with every edge") {
         runAndCheck(e, g, variant, 0, fmt::format("{} on {} edges {}", c.label, g.numEdges(), variantName(variant)));
       }
   }
+  test::checkCount(start, 2 * 2 * perRunOfCases(130, false), "the edgeless graph and the star");
 }
 
 TEST_CASE("bindings that do not fit are refused before anything runs") {

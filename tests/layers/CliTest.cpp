@@ -107,6 +107,7 @@ TEST_CASE("run --attention-dropout: the options say it, one seed gives one mask,
 TEST_CASE("run refuses cuda without a GPU, unknown layers and bad option combinations") {
   const auto cuda = runGnnjit("run --layer gcn --graph grid:side=4 --backend cuda");
   if (cuda.exitCode != 0) { // no GPU here
+    gnnjit::test::noGpuHere("run --backend cuda is checked on a machine with a GPU");
     CHECK(cuda.exitCode == 1);
     CHECK(cuda.err.find("--backend cuda needs a CUDA device") != std::string::npos);
   }

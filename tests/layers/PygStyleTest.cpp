@@ -2,7 +2,7 @@
 // written from the PyG 2.8 sources (gcn_norm, the convs' message()
 // functions, torch_geometric.utils.softmax, scatter with empty groups = 0),
 // in double precision. PyG itself is checked on the GPU machine by
-// python/check_pyg.py; this test keeps the same semantics checked in CI.
+// bench/python/check_pyg.py; this test keeps the same semantics checked in CI.
 #include "LayerTestSupport.h"
 
 #include <doctest/doctest.h>

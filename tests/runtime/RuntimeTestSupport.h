@@ -32,29 +32,6 @@ inline runtime::Source fillSource(const std::string &tag = "") {
           {}};
 }
 
-/// Sets (or, with nothing, unsets) an environment variable for one scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, std::optional<std::string> value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
-    apply(value);
-  }
-  ~ScopedEnv() { apply(old_); }
-  ScopedEnv(const ScopedEnv &) = delete;
-  ScopedEnv &operator=(const ScopedEnv &) = delete;
-
-private:
-  void apply(const std::optional<std::string> &value) {
-    if (value)
-      setenv(name_, value->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  const char *name_;
-  std::optional<std::string> old_;
-};
-
 /// One per test program: a scratch folder that stands in for the system temp
 /// dir, so failed-compile dumps and temp folders all vanish with the program.
 class ScratchTempRoot {

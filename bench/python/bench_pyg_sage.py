@@ -35,7 +35,7 @@ measurement (an OOM record, then the next one runs). The layer is the one
 pyg_baseline.py times as SAGEConv_max; the graph is gnnjit's, taken as given.
 
 Usage (a GPU machine with torch 2.11 and torch_geometric 2.8; no network):
-  python3 python/bench_pyg_sage.py DIR [--F 128] [--reps 10] [--json OUT.jsonl]
+  python3 bench/python/bench_pyg_sage.py DIR [--F 128] [--reps 10] [--json OUT.jsonl]
           [--nodes NAME=N ...]
 Prints one JSON line per (graph, measurement) with graph, what, layer
 (SAGEConv_max or SAGEConv_max.propagate), n, m, F, fwd_ms, fwdbwd_ms,

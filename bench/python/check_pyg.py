@@ -31,7 +31,7 @@ tied entries, gnnjit gives it to the first edge; both are valid
 subgradients, see layers/Sage.cpp).
 
 Usage (a machine with torch and torch_geometric 2.8; no network needed):
-  python3 python/check_pyg.py --gnnjit build/cli/gnnjit --data ../shared/datasets/cora
+  python3 bench/python/check_pyg.py --gnnjit build/cli/gnnjit --data ../shared/datasets/cora
 Prints a table (layer, max relative error forward, max relative error of
 gradients, PASS/FAIL against --tolerance, default 1e-5) and exits 1 on any FAIL.
 The relative error of a tensor is max|gnnjit - pyg| / max|pyg|; for gradients

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Times one training step (forward, loss, backward) of gnnjit.nn's layers and torch_geometric.nn's, side by side.
 
-    python examples/bench_torch.py                                   # rmat20 + tolokers, every layer, both backends
-    python examples/bench_torch.py --graphs tolokers --layers gcn gatv2 --json bench.jsonl
-    python examples/bench_torch.py --overhead                        # host microseconds per GCN call (tolokers)
-    python examples/bench_torch.py --dense                           # the dense part of a step alone: the bound
-    python examples/bench_torch.py --step-parts --layers gcn         # host us of each part of a step (tolokers)
+    python bench/python/bench_torch.py                               # rmat20 + tolokers, every layer, both backends
+    python bench/python/bench_torch.py --graphs tolokers --layers gcn gatv2 --json bench.jsonl
+    python bench/python/bench_torch.py --overhead                    # host microseconds per GCN call (tolokers)
+    python bench/python/bench_torch.py --dense                       # the dense part of a step alone: the bound
+    python bench/python/bench_torch.py --step-parts --layers gcn     # host us of each part of a step (tolokers)
     python scripts/plot_bench.py bench.jsonl                         # charts, with ../shared/baselines' anchors
 
 Method (as ../shared/baselines/pyg_baseline.py): fp32, F = --width random features (x.requires_grad, so

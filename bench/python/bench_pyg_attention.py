@@ -63,7 +63,7 @@ torch.cuda.OutOfMemoryError is caught per measurement (an OOM record, then
 the next one runs).
 
 Usage (a GPU machine with torch 2.11 and torch_geometric 2.8; no network):
-  python3 python/bench_pyg_attention.py DIR [--heads 4] [--C 32] [--reps 10]
+  python3 bench/python/bench_pyg_attention.py DIR [--heads 4] [--C 32] [--reps 10]
           [--layers GATv2Conv,GATConv,TransformerConv] [--json OUT.jsonl]
           [--nodes NAME=N ...]
 Prints one JSON line per (graph, layer) with graph, what and layer (the class

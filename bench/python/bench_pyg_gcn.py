@@ -39,7 +39,7 @@ whose default add_self_loops=True adds n self loops; here add_self_loops=False
 reproduces the baseline's layer configuration.
 
 Usage (a GPU machine with torch 2.11 and torch_geometric 2.8; no network):
-  python3 python/bench_pyg_gcn.py DIR [--F 128] [--reps 10] [--json OUT.jsonl]
+  python3 bench/python/bench_pyg_gcn.py DIR [--F 128] [--reps 10] [--json OUT.jsonl]
           [--nodes NAME=N ...] [--add-self-loops]
 Prints one JSON line per (graph, measurement) with graph, what, layer, n, m,
 F, fwd_ms, fwdbwd_ms, peak_fwd_MiB, peak_fwdbwd_MiB, self_loops (and

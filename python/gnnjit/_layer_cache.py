@@ -1,0 +1,182 @@
+"""gnnjit.ops' compiled layers: each (layer, device graph, deterministic mode) compiled once and kept with its
+graph's cache entry (gnnjit.graphs), with what each call needs to know about it; and the ops' CUDA
+implementation, which runs a pass of one from a flat list of pointers on torch's current stream, its memory from
+torch's caching allocator."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from gnnjit import _core
+from gnnjit._layers import saved_layout, seed_value
+from gnnjit.graphs import CachedGraph, default_cache, index_type
+
+
+def _tune_on_first_use() -> bool:
+    """gnnjit.ops.tune_on_first_use, the module attribute users set, read where a layer is compiled (looked up,
+    not imported: gnnjit.ops imports this module)."""
+    return bool(getattr(sys.modules.get("gnnjit.ops"), "tune_on_first_use", False))
+
+
+def entry(edge_index: Tensor, edge_weight: Optional[Tensor], num_nodes: int, self_loops: str) -> CachedGraph:
+    """The graph cache's entry of a call's graph (built on its first call)."""
+    return default_cache.entry(edge_index, num_nodes, edge_weight, self_loops)
+
+
+class _CudaRun:
+    """A compiled layer on one device graph, with what each call needs to know about it, worked out once: the
+    shapes of each pass's results and of the values the forward saves, and where each output is among the
+    results."""
+
+    def __init__(self, spec: str, layer: _core.Layer, graph: CachedGraph, device: int, deterministic: bool):
+        _install_allocator()
+        options = json.loads(spec)
+        self.runner = _core.CudaLayer(
+            layer, graph.device_graph(device), width=int(options["dim"]), heads=int(options.get("heads", 1)),
+            tune=_tune_on_first_use(), deterministic=deterministic,
+        )
+        self.device = torch.device("cuda", device)
+        self.input_names = [s["name"] for s in layer.inputs]
+        self.output_names = [o["name"] for o in layer.outputs]
+        forward = self.runner.results(False)
+        self.forward_shapes = [(rows, width) for _, rows, width in forward]
+        self.output_slots = [[name for name, _, _ in forward].index(n) for n in self.output_names]
+        self.saved_shapes = saved_shapes(spec, graph.graph.num_nodes, graph.graph.index_type)
+        self._backward = None
+
+    @property
+    def backward_results(self) -> tuple:
+        """(shapes, index of each input's gradient among them or None): planned (and its kernels compiled) on
+        the first backward, not for inference."""
+        if self._backward is None:
+            results = self.runner.results(True)
+            names = [name for name, _, _ in results]
+            self._backward = (
+                [(rows, width) for _, rows, width in results],
+                [names.index(n) if n in names else None for n in self.input_names],
+            )
+        return self._backward
+
+
+_allocator_installed = False
+
+
+def _install_allocator() -> None:
+    """gnnjit's device memory from torch's caching allocator (counted by torch.cuda.memory_allocated)."""
+    global _allocator_installed
+    if not _allocator_installed:
+        _core.set_device_allocator(torch.cuda.caching_allocator_alloc, torch.cuda.caching_allocator_delete)
+        _allocator_installed = True
+
+
+def _cuda_run(spec: str, layer: _core.Layer, graph: CachedGraph, device: torch.device) -> _CudaRun:
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    index = device.index if device.index is not None else _current_device()
+    key = (spec, index, deterministic)
+    run = graph.layers.get(key)
+    if run is None:
+        run = graph.layers[key] = _CudaRun(spec, layer, graph, index, deterministic)
+    return run
+
+
+def _rows(t: Tensor) -> Tensor:
+    """t as rows the kernels read in place: 2-D, unit column stride, row stride at least the width."""
+    if t.dim() != 2 or (t.stride(1) != 1 and t.size(1) > 1) or t.stride(0) < t.size(1):
+        t = t.contiguous().reshape(t.size(0), -1)
+    return t
+
+
+def _flat_args(tensors: list[Tensor], flat: list) -> list[Tensor]:
+    """Appends (pointer, rows, cols, row stride) of each tensor as rows the kernels read (_rows) to `flat`; the
+    tensors read (copies kept alive until the call is queued)."""
+    rows = []
+    for t in tensors:
+        t = _rows(t)
+        rows.append(t)
+        flat += (t.data_ptr(), t.size(0), t.size(1), t.stride(0) if t.size(0) > 1 else t.size(1))
+    return rows
+
+
+def saved_shapes(spec: str, num_nodes: int, index: str) -> list[tuple]:
+    """(shape, dtype) of each value the forward saves that aliases no output: floats, or CSR positions of the
+    graph's index type `index`."""
+    positions = torch.int32 if index == "int32" else torch.int64
+    return [
+        ((num_nodes, width), positions if is_positions else torch.float32)
+        for _, width, is_positions, alias in saved_layout(spec)
+        if not alias
+    ]
+
+
+def new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> list[Tensor]:
+    """Tensors for the values the forward saves (not those aliasing an output)."""
+    return [like.new_empty(shape, dtype=dtype) for shape, dtype in saved_shapes(spec, num_nodes,
+                                                                                 index_type(edge_index, num_nodes))]
+
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+# The current device without torch.cuda.current_device's lazy-init check: a call on CUDA tensors has CUDA set up.
+_current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+
+
+def _stream(device: torch.device) -> int:
+    """torch's current stream on `device`, as a pointer (torch's private getter costs far less than the public
+    torch.cuda.current_stream)."""
+    if _raw_stream is not None:
+        return _raw_stream(device.index if device.index is not None else _current_device())
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _current(device: torch.device) -> bool:
+    """Whether `device` is the current one (the allocator and the stream are the current device's)."""
+    return device.index is None or device.index == _current_device()
+
+
+def forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed):
+    """The forward's outputs in the layer's order, then the values it saves, on the inputs' device."""
+    device = inputs[0].device
+    if not _current(device):
+        with torch.cuda.device(device):
+            return forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed)
+    r = _cuda_run(spec, layer, entry(edge_index, edge_weight, num_nodes, self_loops), device)
+    return _run_forward(r, inputs, seed)
+
+
+def _run_forward(r: _CudaRun, inputs: list[Tensor], seed) -> list[Tensor]:
+    """The forward's outputs in the layer's order, then the values it saves; one flat call into the runner."""
+    flat = []
+    rows = _flat_args(inputs, flat)  # read through pointers (nothing here is recorded by autograd); kept to the call
+    results = [torch.empty(shape, dtype=torch.float32, device=r.device) for shape in r.forward_shapes]
+    saved = [torch.empty(shape, dtype=dtype, device=r.device) for shape, dtype in r.saved_shapes]
+    flat += [t.data_ptr() for t in results]
+    flat += [t.data_ptr() for t in saved]
+    r.runner.call(False, flat, _stream(r.device), seed_value(seed))
+    del rows
+    return [results[k] for k in r.output_slots] + saved
+
+
+def backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed):
+    """The gradient of every input, on the inputs' device."""
+    device = inputs[0].device
+    if not _current(device):
+        with torch.cuda.device(device):
+            return backward_cuda(
+                spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed
+            )
+    r = _cuda_run(spec, layer, entry(edge_index, edge_weight, num_nodes, self_loops), device)
+    shapes, slots = r.backward_results
+    flat = []
+    rows = _flat_args(inputs, flat)  # kept to the call
+    rows += _flat_args([d if d.dtype == torch.float32 else d.to(torch.float32) for d in grad_outputs], flat)
+    results = [torch.empty(shape, dtype=torch.float32, device=r.device) for shape in shapes]
+    flat += [t.data_ptr() for t in results]
+    for t in saved:
+        flat += (t.data_ptr(), t.numel() * t.element_size())
+    r.runner.call(True, flat, _stream(r.device), seed_value(seed))
+    del rows
+    return [results[k] if k is not None else torch.zeros_like(t) for k, t in zip(slots, inputs)]
