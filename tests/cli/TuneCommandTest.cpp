@@ -40,7 +40,9 @@ TEST_CASE("tune --list --json: every tunable stage of both passes, the rule's co
 TEST_CASE("tune without --list times the candidates on a GPU, or says that it needs one and --list does not") {
   gnnjit::test::TempDir tmp;
   const auto records = tmp.path() / "records.jsonl";
-  const auto r = runGnnjit("tune --layer gcn --dim 8 --graph rmat:scale=8,ef=4 --budget-s 1 --json --records '" +
+  // A budget that covers compiling the rule's kernels into an empty cache
+  // (a second or two), so every stage is timed and has a winner.
+  const auto r = runGnnjit("tune --layer gcn --dim 8 --graph rmat:scale=8,ef=4 --budget-s 30 --json --records '" +
                            records.string() + "'");
   INFO("stderr: " << r.err);
   if (r.exitCode == 1) { // no GPU here
