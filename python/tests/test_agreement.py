@@ -1,5 +1,6 @@
 """agreement.py, the GPU tests' tolerance, checked on the CPU: the C++
-checks' per-element criterion, not one bound over the whole tensor."""
+checks' per-element criterion, not one bound over the whole tensor, and
+parameter gradients' floor."""
 
 import pytest
 
@@ -7,7 +8,7 @@ import needs
 
 torch = needs.module("torch")
 
-from agreement import TOLERANCE, assert_near, worst_error  # noqa: E402
+from agreement import TOLERANCE, assert_grads_near, assert_near, worst_error  # noqa: E402
 
 
 def test_each_element_within_its_own_relative_tolerance():
@@ -31,3 +32,26 @@ def test_non_finite_values_agree_only_with_themselves():
     with pytest.raises(AssertionError, match="shape"):
         assert_near(torch.zeros(2, 3), torch.zeros(3, 2), "shapes")
     assert worst_error(torch.zeros(0, 4), torch.zeros(0, 4)) == (0.0, ())
+
+
+def test_parameter_gradients_floor_at_the_largest_parameter_gradient():
+    x = torch.tensor([100.0, 1.0], dtype=torch.float64)
+    weight = torch.tensor([50.0, -20.0], dtype=torch.float64)
+    bias = torch.zeros(2, dtype=torch.float64)  # zero in exact arithmetic, rounding in float32
+    want = {"x": x, "weight": weight, "bias": bias, "edge_attr": None}
+    # The bias's 4e-5 is within 1e-4 * 1e-2 of the weight's 50; x keeps its own scale (1e-4 * (1 + 1) at 1.0).
+    got = {"x": x + torch.tensor([0.0, 1.5e-4]), "weight": weight.clone(), "bias": bias + 4e-5, "edge_attr": None}
+    assert_grads_near(got, want, {"weight", "bias"}, "within")
+    with pytest.raises(AssertionError, match="gradient of bias"):
+        assert_grads_near(dict(got, bias=bias + 6e-5), want, {"weight", "bias"}, "bias too far")
+    with pytest.raises(AssertionError, match="gradient of x"):
+        assert_grads_near(dict(got, x=x + torch.tensor([0.0, 2.5e-4])), want, {"weight", "bias"}, "x too far")
+    # The bias is no parameter here: its own largest magnitude (0) leaves no floor.
+    with pytest.raises(AssertionError, match="gradient of bias"):
+        assert_grads_near(got, want, {"weight"}, "bias on its own")
+    with pytest.raises(AssertionError, match="gradients of"):
+        assert_grads_near({"x": x}, want, {"weight", "bias"}, "missing")
+    with pytest.raises(AssertionError, match="no gradient of weight"):
+        assert_grads_near(dict(got, weight=None), want, {"weight", "bias"}, "none")
+    with pytest.raises(AssertionError, match="where none was expected"):
+        assert_grads_near(dict(got, edge_attr=x), want, {"weight", "bias"}, "extra")

@@ -1,8 +1,9 @@
 """gnnjit's torch layers on the GPU: every gnnjit.nn layer (CUDA, float32)
 against the PyG 2.8 layer of the same name (float64, the same weights) on
 every shared dataset, outputs and all gradients element by element within
-the C++ checks' tolerance (agreement.py); a layer called twice before its
-backward; stride-0 gradients; determinism under
+the C++ checks' tolerance (agreement.py; parameter gradients with the
+floor it explains; GAT and GATv2 on exact inputs, see KINKED); a layer
+called twice before its backward; stride-0 gradients; determinism under
 torch.use_deterministic_algorithms; torch.compile; CUDA-graph capture;
 opcheck; gnnjit's memory counted by torch. Skipped without a CUDA device
 (a failure in the GPU run, GNNJIT_REQUIRE_GPU=1)."""
@@ -22,7 +23,7 @@ import gnnjit.nn  # noqa: E402
 import gnnjit.ops  # noqa: E402
 from gnnjit.graphs import default_cache  # noqa: E402
 from gnnjit.ops import layer_spec  # noqa: E402
-from agreement import assert_near  # noqa: E402
+from agreement import assert_grads_near, assert_near  # noqa: E402
 from test_torch import CASES, DROPOUT_CASES, EDGE_DIM, HEADS, IN, OUT  # noqa: E402
 
 needs.cuda_device(torch.cuda.is_available() and gnnjit._core.cuda_available())
@@ -31,23 +32,55 @@ DATASETS = ["cora", "citeseer", "pubmed", "squirrel", "tolokers", "email-Eu-core
 CUDA = torch.device("cuda")
 
 
-def dataset(name):
-    """A shared dataset's edges on the GPU, with random features and edge features."""
+# Layers whose scores pass a LeakyReLU: a score computed in float can land within rounding of the kink on the
+# other side from the float64 reference's, and the slopes differ 5x there (a true disagreement on that edge, not
+# an error; on tolokers one GATv2 edge's gradient came out 43% off). As the C++ attention tests do, their inputs
+# and weights lie on a grid (1/16, |x| <= 4) on which every projection and GAT score here is exact in float32 (at
+# most 6 + 5 products of 2^-8 multiples, then 4 of 2^-12: well within 24 bits), so both take the same slope. A
+# GATv2 score with edge features is not exact on the self loops it adds (their features are the mean of the
+# node's), and on the grid it would often be zero in float64 and rounding in float: so the projections' biases,
+# which every GATv2 score adds, sit a fixed fraction off the grid (0.3712 / 256 each): a score of a graph edge
+# stays at least 0.2576 / 256 from the kink, and a self loop's score comes near it as rarely as with random
+# inputs.
+KINKED = {"GATConv", "GATv2Conv"}
+SCORE_BIAS_OFFSET = 0.3712 / 256
+
+
+def on_grid(t):
+    return (t.clamp(-4, 4) * 16).round() / 16
+
+
+def put_weights_on_grid(module):
+    """The module's parameters on the grid, its projections' biases (lin*.bias) offset as said above."""
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            p.copy_(on_grid(p))
+            if name.startswith("lin") and name.endswith(".bias"):
+                p.add_(SCORE_BIAS_OFFSET)
+
+
+def dataset(name, grid=False):
+    """A shared dataset's edges on the GPU, with random features and edge features (on the grid above)."""
     d = gnnjit.load_dataset(needs.shared_dataset(name))
     g = torch.Generator().manual_seed(5)
     edge_index = torch.from_numpy(d["edge_index"]).to(CUDA)
     x = torch.randn(d["num_nodes"], IN, generator=g, dtype=torch.float64)
     edge_attr = torch.randn(edge_index.size(1), EDGE_DIM, generator=g, dtype=torch.float64)
+    if grid:
+        x, edge_attr = on_grid(x), on_grid(edge_attr)
     return edge_index, x.to(CUDA), edge_attr.to(CUDA)
 
 
-def pair(make):
-    """PyG's layer (float64) and gnnjit's (float32) with the same weights, biases made nonzero."""
+def pair(make, grid=False):
+    """PyG's layer (float64) and gnnjit's (float32) with the same weights (on the grid above), biases made
+    nonzero."""
     torch.manual_seed(1)
     theirs = make(pyg).double().to(CUDA)
     for p in theirs.parameters():
         with torch.no_grad():
             p.add_(0.1 * torch.randn_like(p))
+    if grid:
+        put_weights_on_grid(theirs)
     ours = make(gnnjit.nn).to(CUDA)
     ours.load_state_dict({k: v.float() for k, v in theirs.state_dict().items()})
     return theirs, ours
@@ -65,6 +98,10 @@ def run(module, x, edge_index, edge_attr, uses_edges, weights, dtype):
     return out.detach(), grads
 
 
+def parameter_names(module):
+    return {name for name, _ in module.named_parameters()}
+
+
 def compare(theirs, ours, x, edge_index, edge_attr, uses_edges, what):
     torch.manual_seed(3)
     n_out = theirs(x, edge_index, edge_attr) if uses_edges else theirs(x, edge_index)
@@ -73,19 +110,14 @@ def compare(theirs, ours, x, edge_index, edge_attr, uses_edges, what):
     got, got_grads = run(ours, x, edge_index, edge_attr, uses_edges, weights, torch.float32)
     assert got.is_cuda and got.dtype == torch.float32
     assert_near(got, want, f"{what}: output")
-    assert set(got_grads) == set(want_grads)
-    for key, want_grad in want_grads.items():
-        if want_grad is None:
-            assert got_grads[key] is None, key
-            continue
-        assert_near(got_grads[key], want_grad, f"{what}: gradient of {key}")
+    assert_grads_near(got_grads, want_grads, parameter_names(theirs), what)
 
 
 @pytest.mark.parametrize("data", DATASETS)
 @pytest.mark.parametrize("name, make, uses_edges", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_layer_matches_pyg_on_every_shared_dataset(data, name, make, uses_edges):
-    edge_index, x, edge_attr = dataset(data)
-    theirs, ours = pair(make)
+    edge_index, x, edge_attr = dataset(data, name in KINKED)
+    theirs, ours = pair(make, name in KINKED)
     compare(theirs, ours, x, edge_index, edge_attr, uses_edges, f"{name} on {data}")
 
 
@@ -94,9 +126,11 @@ def test_layer_matches_pyg_on_every_shared_dataset(data, name, make, uses_edges)
 def test_attention_dropout_on_cuda_drops_what_the_reference_drops(monkeypatch, data, name, make, uses_edges, _):
     """Training mode with one seed: the CUDA kernels (float32) against the float64 reference executor, which
     test_torch holds to PyG's layer given the same mask; outputs and every gradient."""
-    edge_index, x, edge_attr = dataset(data)
+    edge_index, x, edge_attr = dataset(data, name in KINKED)
     torch.manual_seed(1)
     reference = make(gnnjit.nn).double()
+    if name in KINKED:
+        put_weights_on_grid(reference)
     ours = make(gnnjit.nn).to(CUDA)
     ours.load_state_dict({k: v.float() for k, v in reference.state_dict().items()})
     monkeypatch.setattr(gnnjit.nn, "dropout_seed", lambda: torch.tensor([0x5EED_0F_D209], dtype=torch.int64))
@@ -104,9 +138,7 @@ def test_attention_dropout_on_cuda_drops_what_the_reference_drops(monkeypatch, d
     want, want_grads = run(reference, x.cpu(), edge_index.cpu(), edge_attr.cpu(), uses_edges, weights, torch.float64)
     got, got_grads = run(ours, x, edge_index, edge_attr, uses_edges, weights.to(CUDA), torch.float32)
     assert_near(got.cpu(), want, f"{name} with dropout on {data}: output")
-    for key, want_grad in want_grads.items():
-        if want_grad is not None:
-            assert_near(got_grads[key].cpu(), want_grad, f"{name} with dropout on {data}: gradient of {key}")
+    assert_grads_near(got_grads, want_grads, parameter_names(reference), f"{name} with dropout on {data}")
 
 
 @pytest.mark.parametrize("make", [lambda m: m.GATConv(HEADS * OUT, OUT, heads=HEADS),
