@@ -5,12 +5,12 @@
 #include "autotune/Rule.h"
 #include "codegen/Program.h"
 #include "examples/DistanceAttention.h"
-#include "exec/KernelSource.h"
 #include "layers/Library.h"
 #include "lower/Pipeline.h"
 #include "runtime/KernelCache.h"
 
 #include "exec/AttentionTestLayers.h"
+#include "CompileModules.h"
 #include "TestData.h"
 
 #include <doctest/doctest.h>
@@ -303,12 +303,7 @@ TEST_CASE("NVRTC compiles every generated kernel of every attention layer for sm
           if (fuse && pass == Pass::Forward)
             continue;
           CAPTURE(fuse);
-          for (const codegen::GeneratedModule &m : plan(l, pass, v.facts, v.aligned, fuse).code.modules) {
-            CAPTURE(m.name);
-            auto result = cache.tryCompile(kernelSource(m), runtime::CompileOptions{});
-            REQUIRE_MESSAGE(result.ok(), std::string(result.ok() ? "" : result.error().what()));
-            ++compiled;
-          }
+          compiled += test::compileModules(cache, plan(l, pass, v.facts, v.aligned, fuse));
         }
     });
   MESSAGE(compiled << " modules compiled");

@@ -4,11 +4,11 @@
 // every reduction layer for sm_90.
 #include "autotune/Rule.h"
 #include "codegen/Program.h"
-#include "exec/KernelSource.h"
 #include "lower/Pipeline.h"
 #include "runtime/KernelCache.h"
 
 #include "exec/ReductionTestLayers.h"
+#include "CompileModules.h"
 #include "TestData.h"
 
 #include <doctest/doctest.h>
@@ -33,12 +33,8 @@ struct Shape {
 };
 
 Program plan(const dsl::Layer &layer, Pass pass, const Shape &shape = {}) {
-  GraphFacts facts;
-  facts.index = shape.index;
-  facts.weighted = shape.weighted;
-  facts.in = facts.out =
-      DegreeFacts{static_cast<double>(shape.medianDegree), 0.0, shape.medianDegree, shape.maxDegree};
-  facts.local = shape.local;
+  const GraphFacts facts =
+      assumedFacts(shape.medianDegree, shape.maxDegree, shape.index, shape.weighted, shape.local);
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
   RuleOptions rule{Variant::Auto, shape.aligned};
   rule.argScatter = shape.argScatter;
@@ -225,12 +221,7 @@ TEST_CASE("NVRTC compiles every module of every reduction layer for sm_90") {
       for (Pass pass : {Pass::Forward, Pass::Backward}) {
         CAPTURE(c.label);
         CAPTURE(v.dim);
-        for (const codegen::GeneratedModule &m : plan(c.build(v.dim), pass, v.shape).code.modules) {
-          CAPTURE(m.name);
-          auto result = cache.tryCompile(kernelSource(m), runtime::CompileOptions{});
-          REQUIRE_MESSAGE(result.ok(), std::string(result.ok() ? "" : result.error().what()));
-          ++compiled;
-        }
+        compiled += test::compileModules(cache, plan(c.build(v.dim), pass, v.shape));
       }
   MESSAGE(compiled << " modules compiled");
   CHECK(compiled > 100);

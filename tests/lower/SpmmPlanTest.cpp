@@ -4,11 +4,11 @@
 #include "autotune/Rule.h"
 #include "codegen/Program.h"
 #include "codegen/Provenance.h"
-#include "exec/KernelSource.h"
 #include "lower/Pipeline.h"
 #include "runtime/KernelCache.h"
 
 #include "exec/SpmmTestLayers.h"
+#include "CompileModules.h"
 #include "TestData.h"
 
 #include <doctest/doctest.h>
@@ -33,13 +33,9 @@ struct Shape {
 };
 
 Program plan(const lower::LoweredLayer &lowered, Pass pass, const Shape &shape) {
-  GraphFacts facts;
-  facts.index = shape.index;
-  facts.weighted = shape.weighted;
   REQUIRE(shape.medianDegree <= shape.maxDegree);
-  facts.in = facts.out =
-      DegreeFacts{static_cast<double>(shape.medianDegree), 0.0, shape.medianDegree, shape.maxDegree};
-  facts.local = shape.local;
+  const GraphFacts facts =
+      assumedFacts(shape.medianDegree, shape.maxDegree, shape.index, shape.weighted, shape.local);
   return planProgram(lowered, pass, ruleConfig(lowered, pass, facts, {shape.variant, shape.aligned}));
 }
 
@@ -256,12 +252,7 @@ TEST_CASE("NVRTC compiles every generated kernel of every SpMM layer for sm_90")
       CAPTURE(v.dim);
       const lower::LoweredLayer l = lowered(c.layer, c.options);
       for (Pass pass : {Pass::Forward, Pass::Backward})
-        for (const codegen::GeneratedModule &m : plan(l, pass, v.shape).code.modules) {
-          CAPTURE(m.name);
-          auto result = cache.tryCompile(kernelSource(m), runtime::CompileOptions{});
-          REQUIRE_MESSAGE(result.ok(), std::string(result.ok() ? "" : result.error().what()));
-          ++compiled;
-        }
+        compiled += test::compileModules(cache, plan(l, pass, v.shape));
     }
   MESSAGE(compiled << " modules compiled");
   CHECK(compiled > 60);
