@@ -18,9 +18,10 @@ void addGraphOptions(CLI::App &command, GraphArgs &args, GraphArgStyle style) {
   command.add_flag("--symmetrize", args.symmetrize, "Add the reverse of every edge that lacks one");
   command
       .add_option("--self-loops", args.selfLoops,
-                  "keep, remove, add (to nodes that have none: GCN's add_remaining_self_loops in PyG), or replace "
-                  "(remove all, then add one to every node: GAT, GATv2 and AGNN in PyG)")
-      ->check(CLI::IsMember({"keep", "remove", "add", "replace"}))
+                  "keep, remove, add (weight 1 to nodes that have none), replace (remove all, then add one of "
+                  "weight 1 to every node: GAT, GATv2 and AGNN in PyG), or add-remaining (one per node, of the "
+                  "weight of its last own loop or 1: PyG's add_remaining_self_loops, as GCN)")
+      ->check(CLI::IsMember({"keep", "remove", "add", "replace", "add-remaining"}))
       ->capture_default_str();
   command.add_flag("--dedupe", args.removeDuplicates, "Keep one edge per (source, destination)");
   command.add_option("--index", args.index, "Index type: auto (int32 when it fits), int32, int64")
@@ -35,7 +36,8 @@ graph::BuildOptions buildOptions(const GraphArgs &args) {
       {"keep", graph::SelfLoops::Keep},
       {"remove", graph::SelfLoops::Remove},
       {"add", graph::SelfLoops::AddMissing},
-      {"replace", graph::SelfLoops::Replace}};
+      {"replace", graph::SelfLoops::Replace},
+      {"add-remaining", graph::SelfLoops::AddRemaining}};
   static const std::map<std::string, graph::IndexChoice> index = {
       {"auto", graph::IndexChoice::Auto}, {"int32", graph::IndexChoice::Int32}, {"int64", graph::IndexChoice::Int64}};
   graph::BuildOptions options;

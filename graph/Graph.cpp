@@ -55,10 +55,17 @@ struct Candidates {
 Candidates gatherCandidates(const EdgeList &edges, const BuildOptions &options) {
   Candidates c;
   const bool weighted = edges.hasWeights();
-  const bool dropLoops = options.selfLoops == SelfLoops::Remove || options.selfLoops == SelfLoops::Replace;
+  const bool dropLoops = dropsSelfLoops(options.selfLoops);
+  // AddRemaining: the weight each node's added loop takes (its last own loop's).
+  std::vector<float> loopWeight;
+  if (weighted && options.selfLoops == SelfLoops::AddRemaining)
+    loopWeight.assign(static_cast<size_t>(edges.numNodes), 1.0f);
   for (int64_t k = 0; k < edges.numEdges(); ++k) {
-    if (dropLoops && edges.src[k] == edges.dst[k])
+    if (dropLoops && edges.src[k] == edges.dst[k]) {
+      if (!loopWeight.empty())
+        loopWeight[static_cast<size_t>(edges.src[k])] = edges.weight[k];
       continue;
+    }
     c.src.push_back(edges.src[k]);
     c.dst.push_back(edges.dst[k]);
     if (dropLoops)
@@ -77,12 +84,12 @@ Candidates gatherCandidates(const EdgeList &edges, const BuildOptions &options) 
         c.weight.push_back(c.weight[k]);
     }
   }
-  if (options.selfLoops == SelfLoops::AddMissing || options.selfLoops == SelfLoops::Replace) {
+  if (addsSelfLoops(options.selfLoops)) {
     for (int64_t i = 0; i < edges.numNodes; ++i) {
       c.src.push_back(i);
       c.dst.push_back(i);
       if (weighted)
-        c.weight.push_back(1.0f);
+        c.weight.push_back(loopWeight.empty() ? 1.0f : loopWeight[static_cast<size_t>(i)]);
     }
   }
   return c;

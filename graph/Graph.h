@@ -16,15 +16,28 @@ struct DegreeStats;
 enum class SelfLoops : uint8_t {
   Keep,      ///< as given
   Remove,    ///< drop every i -> i
-  AddMissing, ///< add i -> i (weight 1) to each node that has none, as PyG's add_remaining_self_loops
-  Replace     ///< drop every i -> i, then add one (weight 1) to every node: PyG's remove_self_loops + add_self_loops
+  AddMissing, ///< add i -> i (weight 1) to each node that has none; a node's own loops stay, all of them
+  Replace,    ///< drop every i -> i, then add one (weight 1) to every node: PyG's remove_self_loops + add_self_loops
+  /// PyG's add_remaining_self_loops: drop every i -> i, then add one to
+  /// every node, of the weight of the node's last own loop (in input
+  /// order), or 1 when it has none. Without weights, the same as Replace.
+  AddRemaining
 };
+
+/// Whether a build with these loops drops the input's i -> i edges, and
+/// whether it adds one per node (where kept loops do not stand for it).
+inline bool dropsSelfLoops(SelfLoops s) {
+  return s == SelfLoops::Remove || s == SelfLoops::Replace || s == SelfLoops::AddRemaining;
+}
+inline bool addsSelfLoops(SelfLoops s) {
+  return s == SelfLoops::AddMissing || s == SelfLoops::Replace || s == SelfLoops::AddRemaining;
+}
 
 enum class IndexChoice : uint8_t { Auto, Int32, Int64 };
 
 /// Cleaning applied while building, in this order: remove self loops
-/// (Remove, Replace), symmetrize, remove duplicates, add missing self loops
-/// (AddMissing, Replace).
+/// (Remove, Replace, AddRemaining), symmetrize, remove duplicates, add
+/// missing self loops (AddMissing, Replace, AddRemaining).
 struct BuildOptions {
   /// Add j -> i for every edge i -> j (i != j) that has no reverse yet. An
   /// added edge copies the weight of the edge it reverses.

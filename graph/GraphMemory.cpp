@@ -43,8 +43,8 @@ MemoryEstimate buildMemory(const EdgeList &edges, const BuildOptions &options) {
   if (options.symmetrize)
     candidates = static_cast<int64_t>(checkedSum(static_cast<uint64_t>(candidates), static_cast<uint64_t>(e),
                                                  "the edge count after symmetrizing"));
-  const bool addsLoops = options.selfLoops == SelfLoops::AddMissing || options.selfLoops == SelfLoops::Replace;
-  const bool dropsLoops = options.selfLoops == SelfLoops::Remove || options.selfLoops == SelfLoops::Replace;
+  const bool addsLoops = addsSelfLoops(options.selfLoops);
+  const bool dropsLoops = dropsSelfLoops(options.selfLoops);
   if (addsLoops)
     candidates = static_cast<int64_t>(checkedSum(static_cast<uint64_t>(candidates), static_cast<uint64_t>(n),
                                                  "the edge count after adding self loops"));

@@ -19,10 +19,10 @@
 //   output out = what GCNConv.propagate() returns;
 //   outside: the projection before, `+ GCNConv.bias` after.
 // Self loops: GCNConv calls add_remaining_self_loops(fill_value=1). Build the
-// graph with BuildOptions::selfLoops = SelfLoops::AddMissing for the same
-// edges. (PyG replaces the existing self loops of a node by one loop that
-// keeps the last one's weight; AddMissing keeps all existing loops. The two
-// differ only on graphs with several loops at one node.) Without added self
+// graph with BuildOptions::selfLoops = SelfLoops::AddRemaining for the same
+// edges (one loop per node, of the weight of the node's last own loop or 1;
+// AddMissing keeps every existing loop, which differs on graphs with several
+// loops at one node). Without added self
 // loops a node with no in-edges has d = 0 and its messages are masked to 0,
 // as in PyG; the mask uses a Select so no inf is ever formed.
 // Not covered: improved=True (self-loop weight 2: build the graph with

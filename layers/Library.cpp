@@ -40,7 +40,7 @@ const std::vector<LayerInfo> &library() {
        .familyHint = "spmm",
        .knobs = {Knob::Dim, Knob::Weighted},
        .options = "dim, weighted",
-       .outside = "x = lin(x) before; + bias after; self loops: build with --self-loops add",
+       .outside = "x = lin(x) before; + bias after; self loops: build with --self-loops add-remaining",
        .build = gcn},
       {.name = "graphconv",
        .summary = "out_i = sum_j w_ji x_j (or mean)",

@@ -13,7 +13,7 @@
 //
 // Self loops: GCNConv, GATConv, GATv2Conv and AGNNConv add self loops inside
 // their forward(). A DSL layer never changes the graph: build the graph with
-// graph::BuildOptions::selfLoops = SelfLoops::AddMissing (GCN) or Replace
+// graph::BuildOptions::selfLoops = SelfLoops::AddRemaining (GCN) or Replace
 // (GAT, GATv2, AGNN) to get the same edges; see each layer's notes.
 //
 // Naming of inputs: node inputs read only at edge sources are the x_j of PyG

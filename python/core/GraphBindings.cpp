@@ -29,9 +29,12 @@ graph::SelfLoops parseSelfLoops(const std::string &text) {
     return graph::SelfLoops::AddMissing;
   if (text == "replace")
     return graph::SelfLoops::Replace;
-  throwUserError("self_loops must be 'keep', 'remove', 'add' (to nodes that have none, as PyG's "
-                 "add_remaining_self_loops) or 'replace' (remove all, then add one to every node, as PyG's "
-                 "remove_self_loops + add_self_loops); got '{}'",
+  if (text == "add_remaining")
+    return graph::SelfLoops::AddRemaining;
+  throwUserError("self_loops must be 'keep', 'remove', 'add' (weight 1 to nodes that have none), 'replace' "
+                 "(remove all, then add one of weight 1 to every node, as PyG's remove_self_loops + "
+                 "add_self_loops) or 'add_remaining' (one per node, of the weight of its last own loop or 1, as "
+                 "PyG's add_remaining_self_loops); got '{}'",
                  text);
 }
 
@@ -107,7 +110,7 @@ void registerGraph(nb::module_ &m) {
           nb::arg("self_loops") = "keep", nb::arg("dedupe") = false, nb::arg("symmetrize") = false,
           nb::arg("index") = "auto",
           "edge_index: [2, E] int64 or int32 (numpy, or any CPU array with DLPack); num_nodes: default max id + 1; "
-          "edge_weight: [E] floats; self_loops: 'keep', 'remove', 'add' or 'replace'; dedupe: keep one edge per (source, "
+          "edge_weight: [E] floats; self_loops: 'keep', 'remove', 'add', 'replace' or 'add_remaining'; dedupe: keep one edge per (source, "
           "destination); symmetrize: add the reverse of every edge that lacks one; index: 'auto', 'int32' or 'int64' (the "
           "CSR's index type; 'int32' is refused for a graph that does not fit).")
       .def_prop_ro("num_nodes", &graph::Graph::numNodes)

@@ -39,13 +39,21 @@ def _refuse(layer: str, what: str) -> None:
     raise NotImplementedError(f"gnnjit.nn.{layer}: {what} is not supported yet (use torch_geometric.nn.{layer})")
 
 
-def _check_kwargs(layer: str, kwargs: dict) -> None:
-    """PyG passes **kwargs to MessagePassing; gnnjit honours aggr/flow only where named, so refuses the rest."""
+def _check_kwargs(module: Module, layer: str, kwargs: dict) -> None:
+    """PyG passes **kwargs to MessagePassing; gnnjit honours aggr/flow only where named, so refuses the rest.
+    `module.flow` is PyG's attribute, which users also set after construction: each call checks it again."""
     flow = kwargs.pop("flow", "source_to_target")
     if flow != "source_to_target":
         _refuse(layer, f"flow={flow!r}")
     if kwargs:
         _refuse(layer, f"the argument(s) {sorted(kwargs)}")
+    module.flow = flow
+    module.register_forward_pre_hook(_check_flow_on_call)
+
+
+def _check_flow_on_call(module: Module, args) -> None:
+    if module.flow != "source_to_target":
+        _refuse(type(module).__name__, f"flow={module.flow!r} (set after construction)")
 
 
 def _glorot(t: Tensor) -> None:
@@ -103,7 +111,7 @@ class GCNConv(Module):
         **kwargs,
     ):
         super().__init__()
-        _check_kwargs("GCNConv", kwargs)
+        _check_kwargs(self, "GCNConv", kwargs)
         if improved:
             _refuse("GCNConv", "improved=True")
         if not normalize:
@@ -122,8 +130,8 @@ class GCNConv(Module):
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
         layer = {"name": "gcn", "dim": self.out_channels, "weighted": edge_weight is not None}
         # add_remaining_self_loops leaves one loop per node, of weight 1 or the weight of the node's own loop
-        # (its last): 'replace' without weights; 'add' with them (exact unless a node has several loops).
-        loops = "keep" if not self.add_self_loops else "add" if edge_weight is not None else "replace"
+        # (its last): 'replace' without weights, 'add_remaining' with them.
+        loops = "keep" if not self.add_self_loops else "add_remaining" if edge_weight is not None else "replace"
         out = _run(layer, x, edge_index, {"x": self.lin(x)}, loops, edge_weight)
         return out + self.bias if self.bias is not None else out
 
@@ -133,7 +141,7 @@ class GraphConv(Module):
 
     def __init__(self, in_channels, out_channels: int, aggr: str = "add", bias: bool = True, **kwargs):
         super().__init__()
-        _check_kwargs("GraphConv", kwargs)
+        _check_kwargs(self, "GraphConv", kwargs)
         if not isinstance(in_channels, int):
             _refuse("GraphConv", "a (source, destination) pair of in_channels")
         if aggr not in ("add", "sum", "mean"):
@@ -167,7 +175,7 @@ class SAGEConv(Module):
         **kwargs,
     ):
         super().__init__()
-        _check_kwargs("SAGEConv", kwargs)
+        _check_kwargs(self, "SAGEConv", kwargs)
         if not isinstance(in_channels, int):
             _refuse("SAGEConv", "a (source, destination) pair of in_channels")
         if not isinstance(aggr, str) or aggr not in ("mean", "max", "min", "sum", "add"):
@@ -196,7 +204,7 @@ class GINConv(Module):
 
     def __init__(self, nn: Module, eps: float = 0.0, train_eps: bool = False, **kwargs):
         super().__init__()
-        _check_kwargs("GINConv", kwargs)
+        _check_kwargs(self, "GINConv", kwargs)
         self.nn = nn
         self.initial_eps = eps
         self.train_eps = train_eps
@@ -248,7 +256,7 @@ class _AttentionConv(Module):
 
     def _setup(self, in_channels, out_channels: int, heads: int, concat: bool, dropout: float, kwargs: dict,
                residual: bool = False) -> None:
-        _check_kwargs(self.name, kwargs)
+        _check_kwargs(self, self.name, kwargs)
         if not 0.0 <= dropout < 1.0:
             raise _core.Error(f"gnnjit.nn.{self.name}: dropout is a probability in [0, 1), got {dropout}")
         self.dropout = float(dropout)
@@ -416,7 +424,7 @@ class AGNNConv(Module):
 
     def __init__(self, requires_grad: bool = True, add_self_loops: bool = True, **kwargs):
         super().__init__()
-        _check_kwargs("AGNNConv", kwargs)
+        _check_kwargs(self, "AGNNConv", kwargs)
         self.requires_grad, self.add_self_loops = requires_grad, add_self_loops
         if requires_grad:
             self.beta = Parameter(torch.ones(1))
@@ -433,7 +441,7 @@ class EdgeConv(Module):
 
     def __init__(self, nn: Module, aggr: str = "max", **kwargs):
         super().__init__()
-        _check_kwargs("EdgeConv", kwargs)
+        _check_kwargs(self, "EdgeConv", kwargs)
         if not isinstance(nn, Linear):
             _refuse("EdgeConv", f"an nn other than one torch.nn.Linear (got {type(nn).__name__})")
         if aggr not in ("max", "min", "mean", "add", "sum"):

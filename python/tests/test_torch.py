@@ -125,6 +125,31 @@ def test_unsupported_arguments_are_refused_never_ignored(make, message):
         make()
 
 
+def test_flow_set_after_construction_is_refused_never_ignored():
+    conv = gnnjit.nn.GCNConv(IN, OUT)
+    assert conv.flow == "source_to_target"  # PyG's attribute, as PyG's layers have it
+    edge_index = torch.tensor([[0, 1, 2], [1, 2, 0]])
+    conv(torch.randn(3, IN), edge_index)
+    conv.flow = "target_to_source"
+    with pytest.raises(NotImplementedError, match="flow='target_to_source'"):
+        conv(torch.randn(3, IN), edge_index)
+
+
+def test_gcn_edge_weight_with_existing_self_loops_is_pygs_add_remaining_self_loops():
+    """PyG keeps one loop per node, of the weight of the node's last own loop (or 1): nodes with one loop, with
+    several, and without."""
+    g = torch.Generator().manual_seed(4)
+    n = 40
+    loops = torch.cat([torch.arange(0, n, 3), torch.arange(0, n, 6)])  # every 6th node twice
+    edge_index = torch.cat([torch.randint(0, n, (2, 300), generator=g), torch.stack([loops, loops])], 1)
+    edge_weight = torch.rand(edge_index.size(1), generator=g, dtype=torch.float64) + 0.1
+    x = torch.randn(n, IN, generator=g, dtype=torch.float64)
+    theirs, ours = pair(lambda m: m.GCNConv(IN, OUT))
+    # gnnjit keeps edge weights in float32: the bound is float32's, not float64's.
+    torch.testing.assert_close(ours(x, edge_index, edge_weight), theirs(x, edge_index, edge_weight), rtol=1e-6,
+                               atol=1e-6)
+
+
 DROPOUT_CASES = [
     ("GATConv", lambda m: m.GATConv(IN, OUT, heads=HEADS, dropout=0.6), False, True),
     ("GATv2Conv", lambda m: m.GATv2Conv(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM, dropout=0.5), True, True),

@@ -199,6 +199,31 @@ TEST_CASE("cleaning options") {
       }
     CHECK(loops == 4);
   }
+  SUBCASE("add remaining self loops: one per node, of the weight of its last own loop or 1 (PyG)") {
+    EdgeList w;
+    w.numNodes = 3;
+    w.add(0, 0, 2.0f);
+    w.add(0, 1, 4.0f);
+    w.add(0, 0, 3.0f); // node 0's last loop: its added loop weighs 3
+    w.add(2, 2, 5.0f);
+    BuildOptions o;
+    o.selfLoops = SelfLoops::AddRemaining;
+    const Graph g = Graph::fromEdges(w, o);
+    REQUIRE(g.numEdges() == 4); // 0->1 and one loop per node
+    const Csr &in = g.incoming();
+    // row 0: 0->0 (id 4); row 1: 0->1 (id 1), 1->1 (id 5, weight 1); row 2: 2->2 (id 6)
+    CHECK(in.weights() == std::vector<float>{3.0f, 4.0f, 1.0f, 5.0f});
+    CHECK(in.edgeId(0) == 4);
+    CHECK(in.edgeId(1) == 1);
+    CHECK(in.edgeId(2) == 5);
+    CHECK(in.edgeId(3) == 6);
+    // Unweighted, the same edges as Replace.
+    EdgeList u = w;
+    u.weight.clear();
+    BuildOptions r;
+    r.selfLoops = SelfLoops::Replace;
+    CHECK(stored(Graph::fromEdges(u, o)) == stored(Graph::fromEdges(u, r)));
+  }
   SUBCASE("added self loops weigh 1, reverses copy their weight") {
     EdgeList w;
     w.numNodes = 2;
