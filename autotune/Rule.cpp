@@ -37,10 +37,13 @@ Variant parseVariant(std::string_view text) {
 }
 
 GraphFacts graphFacts(const graph::Graph &graph) {
-  const graph::DegreeStats &stats = graph.stats();
+  return graphFacts(graph.stats(), graph.indexType(), graph.hasWeights());
+}
+
+GraphFacts graphFacts(const graph::DegreeStats &stats, graph::IndexType index, bool weighted) {
   GraphFacts facts;
-  facts.index = graph.indexType() == graph::IndexType::Int32 ? lower::IndexWidth::I32 : lower::IndexWidth::I64;
-  facts.weighted = graph.hasWeights();
+  facts.index = index == graph::IndexType::Int32 ? lower::IndexWidth::I32 : lower::IndexWidth::I64;
+  facts.weighted = weighted;
   facts.in = DegreeFacts::of(stats.in);
   facts.out = DegreeFacts::of(stats.out);
   facts.local = stats.avgEdgeSpan <= static_cast<double>(stats.nodes) / 64.0;

@@ -39,6 +39,9 @@ struct GraphFacts {
   int64_t nodes = 0; ///< rows of the aggregation; 0 when not known (export)
 };
 GraphFacts graphFacts(const graph::Graph &graph);
+/// The same from a graph's statistics, index type and weights (a graph
+/// built on the device has no graph::Graph).
+GraphFacts graphFacts(const graph::DegreeStats &stats, graph::IndexType index, bool weighted);
 /// What the rule is told of a graph nobody has measured (`export`, the
 /// layout of saved values): rows of `median` edges (mean and median) up to
 /// `max`.

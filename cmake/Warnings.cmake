@@ -1,9 +1,12 @@
 # gnnjit_warnings: the warning set every project target compiles with.
 add_library(gnnjit_warnings INTERFACE)
-target_compile_options(gnnjit_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow
-  -Wnon-virtual-dtor -Wimplicit-fallthrough)
+target_compile_options(gnnjit_warnings INTERFACE
+  "$<$<COMPILE_LANGUAGE:CXX>:-Wall;-Wextra;-Wpedantic;-Wshadow;-Wnon-virtual-dtor;-Wimplicit-fallthrough>"
+  # nvcc: the host compiler's warnings on the host side.
+  "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>")
 if(GNNJIT_WERROR)
-  target_compile_options(gnnjit_warnings INTERFACE -Werror)
+  target_compile_options(gnnjit_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+                                                   $<$<COMPILE_LANGUAGE:CUDA>:--Werror=all-warnings>)
 endif()
 
 # gnnjit_add_library(NAME SOURCES... DEPS ... [NO_INSTALL]): a folder library

@@ -1,12 +1,16 @@
-// A graph's arrays on the device, uploaded on first use and kept for every
-// layer run on the graph: the CSR by destination and its transpose (for
-// backward passes, so they need no atomics), edge weights in each CSR's
-// order, per-node quantities (degrees) as floats, the segments heavy rows
-// are split into, and the cuSPARSE objects (matrix values, descriptors,
-// workspaces) of each aggregation's weight.
+// A graph's arrays on the device, kept for every layer run on the graph:
+// the CSR by destination and its transpose (for backward passes, so they
+// need no atomics), edge weights in each CSR's order, per-node quantities
+// (degrees) as floats, the segments heavy rows are split into, and the
+// cuSPARSE objects (matrix values, descriptors, workspaces) of each
+// aggregation's weight. Either the mirror of a host graph (its arrays
+// uploaded on first use) or a graph built on the device (exec/DeviceBuild.h:
+// there is no host copy, and what is derived from it later is computed on
+// the device).
 #pragma once
 
 #include "exec/CusparseSpmm.h"
+#include "graph/DegreeStats.h"
 #include "graph/Graph.h"
 #include "runtime/DeviceBuffer.h"
 
@@ -33,15 +37,49 @@ struct HeavySegments {
   runtime::DeviceBuffer<int64_t> segmentHeavy;      ///< per segment, its heavy row's index in heavyRows
 };
 
+/// One CSR's arrays on the device (offsets, indices, edge ids and peer
+/// positions in the graph's index type).
+struct DeviceCsrArrays {
+  runtime::DeviceMemory offsets, indices;
+  runtime::DeviceBuffer<float> weights;
+  runtime::DeviceMemory edgeIds, peerPositions; ///< of a host graph: uploaded when a kernel reads them
+};
+
+/// What a build on the device hands its graph: every array, and what the
+/// host build would know (counts, index type, statistics).
+struct DeviceBuilt {
+  int64_t numNodes = 0, numEdges = 0, numInputEdges = 0, numEdgeIds = 0;
+  graph::IndexType index = graph::IndexType::Int32;
+  bool weighted = false;
+  graph::DegreeStats stats;
+  DeviceCsrArrays incoming, outgoing;
+};
+
 class DeviceGraph {
 public:
-  explicit DeviceGraph(const graph::Graph &graph) : graph_(graph) {}
+  /// The mirror of `graph`, which must outlive it.
+  explicit DeviceGraph(const graph::Graph &graph);
+  /// A graph built on the device.
+  explicit DeviceGraph(DeviceBuilt built);
+  ~DeviceGraph();
   DeviceGraph(const DeviceGraph &) = delete;
   DeviceGraph &operator=(const DeviceGraph &) = delete;
 
-  const graph::Graph &host() const { return graph_; }
-  int64_t numNodes() const { return graph_.numNodes(); }
-  int64_t numEdges() const { return graph_.numEdges(); }
+  /// Whether the graph was built on the device (no host graph behind it).
+  bool builtOnDevice() const { return host_ == nullptr; }
+  /// The host graph this mirrors; a UserError for a graph built on the device.
+  const graph::Graph &host() const;
+  int64_t numNodes() const { return shape_.numNodes; }
+  int64_t numEdges() const { return shape_.numEdges; }
+  /// Rows of a per-edge input (graph::Graph::numEdgeIds).
+  int64_t numEdgeIds() const { return shape_.numEdgeIds; }
+  int64_t numInputEdges() const { return shape_.numInputEdges; }
+  graph::IndexType indexType() const { return shape_.index; }
+  bool hasWeights() const { return shape_.weighted; }
+  const graph::DegreeStats &stats() const;
+  /// A host graph with the same CSR (copied back): for tests, and for what
+  /// only runs on host graphs (tuning).
+  graph::Graph download() const;
 
   DeviceCsrView csr(Direction direction);
   /// The edge weight at each position of that CSR; null when unweighted.
@@ -54,8 +92,11 @@ public:
   const void *peerPositions();
   /// One float per node: "in_degree", "out_degree" or "weighted_in_degree"
   /// (dsl::graphQuantityName).
-  const float *nodeQuantity(std::string_view name);
-  const HeavySegments &segments(Direction direction, int64_t threshold, int64_t length);
+  /// For a graph built on the device these are computed there, on `stream`
+  /// (segments read their count back: one synchronisation per new
+  /// threshold and length).
+  const float *nodeQuantity(std::string_view name, cudaStream_t stream = nullptr);
+  const HeavySegments &segments(Direction direction, int64_t threshold, int64_t length, cudaStream_t stream = nullptr);
 
   /// Matrix values for cuSPARSE under `key` (the weight's identity), filled
   /// by `fill(values)` the first time; then the cached SpMM object.
@@ -65,18 +106,23 @@ public:
   size_t deviceBytes() const;
 
 private:
-  struct CsrOnDevice {
-    runtime::DeviceMemory offsets, indices;
-    runtime::DeviceBuffer<float> weights;
-    runtime::DeviceMemory edgeIds, peerPositions; ///< when a kernel reads them
+  using CsrOnDevice = DeviceCsrArrays;
+  struct Shape {
+    int64_t numNodes = 0, numEdges = 0, numInputEdges = 0, numEdgeIds = 0;
+    graph::IndexType index = graph::IndexType::Int32;
+    bool weighted = false;
   };
   struct CusparseEntry {
     runtime::DeviceBuffer<float> values;
     std::unique_ptr<CusparseSpmm> spmm;
   };
   CsrOnDevice &upload(Direction direction);
+  /// A per-node quantity of a graph built on the device, computed there.
+  runtime::DeviceBuffer<float> derivedQuantity(std::string_view name, cudaStream_t stream) const;
 
-  const graph::Graph &graph_;
+  const graph::Graph *host_ = nullptr; ///< null: built on the device
+  Shape shape_;
+  std::unique_ptr<graph::DegreeStats> builtStats_; ///< of a graph built on the device
   std::map<Direction, CsrOnDevice> csrs_;
   std::map<std::string, runtime::DeviceBuffer<float>, std::less<>> quantities_;
   std::map<std::tuple<Direction, int64_t, int64_t>, HeavySegments> segments_;

@@ -43,6 +43,14 @@ struct LayerRunner::Compiled {
   DeviceTensors outputs;
 };
 
+LoadedKernels::Table LoadedKernels::of(const codegen::ProgramPtr &program, const std::function<Table()> &load) {
+  const std::lock_guard lock(mutex_);
+  auto it = entries_.find(program.get());
+  if (it == entries_.end())
+    it = entries_.emplace(program.get(), std::make_pair(program, load())).first;
+  return it->second.second;
+}
+
 runtime::KernelCache &kernelCacheOf(const RunnerOptions &options) {
   return options.cache ? *options.cache : defaultKernelCache();
 }
@@ -102,19 +110,24 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
   const Stopwatch clock;
   auto c = std::make_unique<Compiled>();
   c->program = programOf(pass, aligned);
-  checkLaunchable(c->program->plan, graph_.host());
+  checkLaunchable(c->program->plan, graph_.stats());
   runtime::KernelCache &cache = kernelCacheOf(options_);
   const runtime::CompileOptions compileOptions = compileOptionsOf(options_);
-  account(cache, c->program->code.modules.size(), report_, [&] {
-    for (const codegen::GeneratedModule &module : c->program->code.modules) {
-      // One cache lookup (one hash of the source) per module, then its entries.
-      const std::shared_ptr<const runtime::LoadedModule> loaded = cache.load(kernelSource(module), compileOptions);
-      std::vector<runtime::Kernel> entries;
-      for (const codegen::GeneratedKernel &k : module.kernels)
-        entries.push_back(loaded->kernel(k.entry));
-      c->kernels.push_back(std::move(entries));
-    }
-  });
+  const auto load = [&] {
+    LoadedKernels::Table table;
+    account(cache, c->program->code.modules.size(), report_, [&] {
+      for (const codegen::GeneratedModule &module : c->program->code.modules) {
+        // One cache lookup (one hash of the source) per module, then its entries.
+        const std::shared_ptr<const runtime::LoadedModule> loaded = cache.load(kernelSource(module), compileOptions);
+        std::vector<runtime::Kernel> entries;
+        for (const codegen::GeneratedKernel &k : module.kernels)
+          entries.push_back(loaded->kernel(k.entry));
+        table.push_back(std::move(entries));
+      }
+    });
+    return table;
+  };
+  c->kernels = programs_.loaded ? programs_.loaded->of(c->program, load) : load();
   report_.seconds += clock.seconds();
   slot = std::move(c);
   return *slot;
@@ -153,7 +166,7 @@ const DeviceTensors &LayerRunner::backward(const DeviceTensors &inputs, CallBuff
 
 std::vector<SavedValue> LayerRunner::savedValues() {
   const int64_t n = graph_.numNodes();
-  const size_t positionBytes = graph_.host().indexType() == graph::IndexType::Int64 ? 8 : 4;
+  const size_t positionBytes = graph_.indexType() == graph::IndexType::Int64 ? 8 : 4;
   std::vector<SavedValue> out;
   for (const lower::SavedBuffer &b : compiled(Pass::Forward, true).program->plan.saved) {
     if (b.perEdge)
@@ -186,7 +199,7 @@ bool LayerRunner::checkInputs(Pass pass, const DeviceTensors &inputs) const {
     if (it == inputs.end())
       throwUserError("layer {}: no binding for input '{}'", layer, decl->name);
     const DeviceTensor &t = it->second;
-    const int64_t rows = decl->kind == InputKind::Node ? n : decl->kind == InputKind::Edge ? graph_.host().numEdgeIds() : 1;
+    const int64_t rows = decl->kind == InputKind::Node ? n : decl->kind == InputKind::Edge ? graph_.numEdgeIds() : 1;
     const char *rowMeaning = decl->kind == InputKind::Node   ? "one per node"
                              : decl->kind == InputKind::Edge ? "one per edge id"
                                                              : "a parameter has one";
@@ -217,11 +230,11 @@ void LayerRunner::bindOwnTargets(Compiled &c, cudaStream_t stream) {
   const int64_t n = graph_.numNodes();
   if (c.ownTargets.empty())
     for (const lower::Target &t : c.program->plan.targets) {
-      const int64_t rows = t.rows(n, graph_.host().numEdgeIds());
+      const int64_t rows = t.rows(n, graph_.numEdgeIds());
       auto &buffer =
           c.ownTargets.emplace(t.name, runtime::DeviceBuffer<float>(static_cast<size_t>(rows * t.width))).first->second;
       // Rows of edge ids cleaning removed are never written: their gradient is 0.
-      if (t.perEdge && graph_.host().numEdgeIds() > graph_.numEdges())
+      if (t.perEdge && graph_.numEdgeIds() > graph_.numEdges())
         GNNJIT_CUDA_CHECK(cudaMemsetAsync(buffer.data(), 0, buffer.size() * sizeof(float), stream));
       c.outputs[t.name] = DeviceTensor{buffer.data(), rows, t.width, t.width};
     }
@@ -241,13 +254,13 @@ void LayerRunner::bindCallerTargets(Compiled &c, const DeviceTensors &results, c
     if (it == results.end())
       throwUserError("layer {}: no buffer for the {} pass's result '{}'", layer, passName(plan.pass), t.name);
     const DeviceTensor &r = it->second;
-    const int64_t rows = t.rows(n, graph_.host().numEdgeIds());
+    const int64_t rows = t.rows(n, graph_.numEdgeIds());
     if (r.rows != rows || r.cols != t.width || r.ld != t.width)
       throwUserError("layer {}: result '{}' is {} x {} floats with row stride {}; expected contiguous {} x {}", layer,
                      t.name, r.rows, r.cols, r.ld, rows, t.width);
     if (!r.data && rows * t.width > 0)
       throwUserError("layer {}: result '{}' is a null pointer", layer, t.name);
-    if (t.perEdge && graph_.host().numEdgeIds() > graph_.numEdges() && rows * t.width > 0)
+    if (t.perEdge && graph_.numEdgeIds() > graph_.numEdges() && rows * t.width > 0)
       GNNJIT_CUDA_CHECK(cudaMemsetAsync(r.data, 0, static_cast<size_t>(rows * t.width) * sizeof(float), stream));
     c.buffers.targets[t.name] = r;
   }
@@ -267,7 +280,7 @@ void LayerRunner::bindOwnSaved(Pass pass, Compiled &c) {
     if (saved_.count(b.name))
       continue;
     const int64_t rows = b.perEdge ? graph_.numEdges() : n;
-    const size_t element = b.positions && graph_.host().indexType() == graph::IndexType::Int64 ? 8 : 4;
+    const size_t element = b.positions && graph_.indexType() == graph::IndexType::Int64 ? 8 : 4;
     savedAt_[b.name] =
         saved_.emplace(b.name, runtime::DeviceMemory(static_cast<size_t>(rows * b.width) * element)).first->second.data();
   }
@@ -276,7 +289,7 @@ void LayerRunner::bindOwnSaved(Pass pass, Compiled &c) {
 
 void LayerRunner::bindCallerSaved(Pass pass, Compiled &c, const CallBuffers &call) {
   const std::string &layer = lowered_.layer.name();
-  const size_t positionBytes = graph_.host().indexType() == graph::IndexType::Int64 ? 8 : 4;
+  const size_t positionBytes = graph_.indexType() == graph::IndexType::Int64 ? 8 : 4;
   // The pass's saved names every call: assigned in place, no map rebuilt.
   auto &savedAt = callSavedAt_[pass == Pass::Backward ? 1 : 0];
   for (const lower::SavedBuffer &b : c.program->plan.saved) {

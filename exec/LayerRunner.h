@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -39,9 +40,25 @@ using lower::passName;
 /// not allow 16-byte loads, the program of a pass the policy that chose
 /// the configs would run then (unset: the given configs' unaligned variant,
 /// lower::unalignedConfig). Asked on first use only.
+/// Kernels loaded for programs, by program, shared by the runners of one
+/// layer on many graphs (on one device): a runner on a new graph whose
+/// configs were seen before loads nothing (no source is emitted or hashed
+/// again). Thread-safe.
+class LoadedKernels {
+public:
+  using Table = std::vector<std::vector<runtime::Kernel>>; ///< per module, per entry
+  /// The kernels of `program`, loaded by `load` the first time.
+  Table of(const codegen::ProgramPtr &program, const std::function<Table()> &load);
+
+private:
+  std::mutex mutex_;
+  std::map<const codegen::Program *, std::pair<codegen::ProgramPtr, Table>> entries_;
+};
+
 struct LayerPrograms {
   codegen::ProgramPtr forward, backward;
   std::function<codegen::ProgramPtr(const lower::LoweredLayer &, Pass)> unaligned;
+  std::shared_ptr<LoadedKernels> loaded; ///< null: each runner loads its own
 };
 
 struct RunnerOptions {

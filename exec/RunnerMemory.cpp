@@ -126,7 +126,7 @@ MemoryEstimate runnerMemory(const LayerPrograms &programs, const graph::Graph &g
   for (const codegen::ProgramPtr &program : {programs.forward, backward ? programs.backward : nullptr}) {
     if (!program)
       continue;
-    checkLaunchable(program->plan, graph);
+    checkLaunchable(program->plan, graph.stats());
     addProgram(*program, graph, arrays, m);
   }
   for (Direction d : arrays.csrs) {

@@ -80,7 +80,7 @@ private:
     launch(KernelRole::Rows, frame);
     if (t.heavyThreshold == 0)
       return;
-    const HeavySegments &segments = graph_.segments(frame.direction, t.heavyThreshold, t.segmentLength);
+    const HeavySegments &segments = graph_.segments(frame.direction, t.heavyThreshold, t.segmentLength, stream_);
     if (segments.numSegments == 0)
       return;
     frame.segments = &segments;
@@ -123,7 +123,7 @@ private:
     frame.numPartials = entry(KernelRole::Bound).launch.grid(frame.counts()).x;
     frame.partials = ensurePartials(s.boundFloatsPerBlock * frame.numPartials);
     frame.scale = atLeast(buffers_.fixedPointScale, 1);
-    frame.maxTerms = graph_.host().stats().out.max;
+    frame.maxTerms = graph_.stats().out.max;
     for (KernelRole role : {KernelRole::Bound, KernelRole::Scale, KernelRole::Scatter, KernelRole::Convert})
       launch(role, frame); // all on the device
   }
@@ -158,7 +158,7 @@ private:
     frame.segmentLength = t.segmentLength;
     const HeavySegments *segments = nullptr;
     if (t.heavyThreshold > 0) {
-      segments = &graph_.segments(frame.direction, t.heavyThreshold, t.segmentLength);
+      segments = &graph_.segments(frame.direction, t.heavyThreshold, t.segmentLength, stream_);
       if (segments->numSegments == 0)
         segments = nullptr;
     }
@@ -261,7 +261,7 @@ private:
     case ParamKind::NumRows:
       return num(frame.numRows);
     case ParamKind::NodeQuantity:
-      return ptr(graph_.nodeQuantity(p.ref));
+      return ptr(graph_.nodeQuantity(p.ref, stream_));
     case ParamKind::InputData:
       return ptr(inputs_.find(p.ref)->second.data);
     case ParamKind::InputStride:
@@ -378,16 +378,14 @@ void launchProgram(const codegen::Program &program, const std::vector<std::vecto
   Launcher(program, kernels, graph, inputs, buffers, stream, layer).run();
 }
 
-void checkLaunchable(const lower::PassPlan &plan, const graph::Graph &graph) {
-  const graph::DegreeStats &stats = graph.stats();
+void checkLaunchable(const lower::PassPlan &plan, const graph::DegreeStats &stats) {
   if (plan.rowEdgeLimit > 0 && std::max(stats.in.max, stats.out.max) >= plan.rowEdgeLimit)
     throwUserError("layer {}: the {} pass merges heavy rows by packed atomics, which take rows of fewer than {} edges; "
                    "this graph has a row of {}: plan it without ReductionConfig::packedMerge",
                    plan.layer, plan.pass == Pass::Forward ? "forward" : "backward", plan.rowEdgeLimit,
                    std::max(stats.in.max, stats.out.max));
   // Segments: at most one per node plus one per edge, a bound.
-  const lower::GridCounts counts{graph.numNodes(), graph.numEdges() + graph.numNodes(), graph.numNodes(),
-                                 graph.numEdges()};
+  const lower::GridCounts counts{stats.nodes, stats.edges + stats.nodes, stats.nodes, stats.edges};
   for (const lower::Step &step : plan.steps)
     std::visit(
         [&](const auto &s) {
@@ -401,7 +399,7 @@ void checkLaunchable(const lower::PassPlan &plan, const graph::Graph &graph) {
                 throwUserError("layer {}: a kernel of the {} pass over rows of {} floats on a graph of {} nodes needs "
                                "a grid of {} x {} blocks, beyond CUDA's {} x {}; use a smaller width (heads x dim)",
                                plan.layer, plan.pass == Pass::Forward ? "forward" : "backward", k.launch.width,
-                               graph.numNodes(), g.x, g.y, lower::kMaxGridX, lower::kMaxGridY);
+                               stats.nodes, g.x, g.y, lower::kMaxGridX, lower::kMaxGridY);
             }
         },
         step);

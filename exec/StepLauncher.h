@@ -46,8 +46,8 @@ void launchProgram(const codegen::Program &program, const std::vector<std::vecto
 double fixedPointScale(float largest, int64_t maxTerms);
 
 /// Throws a UserError, before anything is allocated, when a kernel of
-/// `plan` on `graph` would need a grid beyond CUDA's limits (2^31 - 1
+/// `plan` on a graph with `stats` would need a grid beyond CUDA's limits (2^31 - 1
 /// blocks across, 65535 down): rows too wide for the kernels' tiles.
-void checkLaunchable(const lower::PassPlan &plan, const graph::Graph &graph);
+void checkLaunchable(const lower::PassPlan &plan, const graph::DegreeStats &stats);
 
 } // namespace gnnjit::exec

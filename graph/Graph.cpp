@@ -303,6 +303,13 @@ Graph Graph::fromEdges(const EdgeList &edges, const BuildOptions &options) {
   return Graph(edges.numNodes, edges.numEdges(), edges.numEdges() + added, std::move(incoming));
 }
 
+Graph Graph::fromCsr(int64_t numNodes, int64_t numInputEdges, int64_t numEdgeIds, Csr incoming) {
+  if (incoming.numRows() != numNodes || incoming.numEdges() > numEdgeIds || numInputEdges > numEdgeIds)
+    throwInternalError("a CSR of {} rows and {} edges for a graph of {} nodes, {} input edges and {} edge ids",
+                       incoming.numRows(), incoming.numEdges(), numNodes, numInputEdges, numEdgeIds);
+  return Graph(numNodes, numInputEdges, numEdgeIds, std::move(incoming));
+}
+
 Graph::Graph(int64_t numNodes, int64_t numInputEdges, int64_t numEdgeIds, Csr incoming)
     : numNodes_(numNodes), numInputEdges_(numInputEdges), numEdgeIds_(numEdgeIds), incoming_(std::move(incoming)),
       lazy_(std::make_unique<Lazy>()) {}

@@ -59,6 +59,10 @@ public:
   /// the order (reverse edges by the id of the edge they reverse, then self
   /// loops by node). Rows are sorted by source, then by edge id.
   static Graph fromEdges(const EdgeList &edges, const BuildOptions &options = {});
+  /// A graph of an incoming CSR already built (by a build on the device):
+  /// its rows must be numNodes, its edge ids below numEdgeIds. Throws
+  /// InternalError when the shapes disagree.
+  static Graph fromCsr(int64_t numNodes, int64_t numInputEdges, int64_t numEdgeIds, Csr incoming);
 
   Graph(Graph &&) noexcept;
   Graph &operator=(Graph &&) noexcept;
