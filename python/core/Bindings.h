@@ -5,9 +5,19 @@
 // Python, on top of this.
 #pragma once
 
+#include "graph/Graph.h"
+
 #include <nanobind/nanobind.h>
 
+#include <string>
+
 namespace gnnjit::python {
+
+/// The self_loops and index arguments of graph builds ('keep', 'remove',
+/// 'add', 'replace', 'add_remaining'; 'auto', 'int32', 'int64'); a
+/// UserError listing them otherwise.
+graph::SelfLoops parseSelfLoops(const std::string &text);
+graph::IndexChoice parseIndex(const std::string &text);
 
 /// Exceptions: UserError -> gnnjit.Error (a ValueError), InternalError and
 /// LibraryError -> RuntimeError naming them.

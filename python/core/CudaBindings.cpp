@@ -1,13 +1,16 @@
 // gnnjit._core's GPU part, for gnnjit.ops: a graph's arrays on the device
-// (DeviceGraph) and a layer's runner on it (CudaLayer), which reads and
-// writes device memory the caller owns (torch tensors, passed as pointers),
-// on the caller's stream, taking its own memory from an allocator the
-// caller installs (torch's caching allocator). No torch here: the Python
-// side turns tensors into (pointer, rows, cols, row stride).
+// (DeviceGraph: uploaded from a host graph, or built on the device from a
+// CUDA edge_index), a layer planned once per device (LayerPlan) and its
+// runner on a graph (CudaLayer), which reads and writes device memory the
+// caller owns (torch tensors, passed as pointers), on the caller's stream,
+// taking its own memory from an allocator the caller installs (torch's
+// caching allocator). No torch here: the Python side turns tensors into
+// (pointer, rows, cols, row stride).
 #include "python/core/Bindings.h"
 
 #include "autotune/PlanLayer.h"
 #include "dsl/Layer.h"
+#include "exec/DeviceBuild.h"
 #include "exec/DeviceGraph.h"
 #include "exec/LayerRunner.h"
 #include "lower/Pipeline.h"
@@ -31,12 +34,14 @@ namespace gnnjit::python {
 
 namespace {
 
+using SavedLayout = std::vector<std::tuple<std::string, int64_t, bool, std::string>>;
+
 /// What the forward of `layer` saves for its backward, planned without a
 /// graph: (name, width, whether CSR positions, the output it aliases or "").
 /// The saved values' layout follows the layer's structure, not the graph
 /// (CudaLayer checks that its runner agrees), so torch's fake tensors can
 /// have their shapes before any graph exists.
-std::vector<std::tuple<std::string, int64_t, bool, std::string>> savedLayout(const lower::LoweredLayer &lowered) {
+SavedLayout savedLayout(const lower::LoweredLayer &lowered) {
   const autotune::GraphFacts facts = autotune::assumedFacts(16, 1024);
   const codegen::Program program =
       codegen::planProgram(lowered, lower::Pass::Forward, autotune::ruleConfig(lowered, lower::Pass::Forward, facts, {}));
@@ -88,23 +93,46 @@ void useDevice(int device) {
   runtime::cudaCheck(cudaSetDevice(device), "cudaSetDevice");
 }
 
-/// A graph's arrays on one device, kept with the host graph they mirror.
+/// A graph's arrays on one device: the mirror of a host graph (kept alive
+/// here), or a graph built on the device (no host graph).
 struct PyDeviceGraph {
-  nb::object host; ///< the gnnjit.Graph, kept alive
+  nb::object host; ///< the gnnjit.Graph, or None
   int device = 0;
   std::unique_ptr<exec::DeviceGraph> graph;
 };
 
-/// A layer's runner on a device graph, configured by the tuning records
-/// when they have this layer, graph and width.
-class CudaLayer {
-public:
-  CudaLayer(const dsl::Layer &layer, nb::object deviceGraph, int64_t width, int64_t heads, bool tune,
-            bool deterministic)
-      : deviceGraph_(std::move(deviceGraph)), graph_(nb::cast<PyDeviceGraph &>(deviceGraph_)) {
-    useDevice(graph_.device);
-    lowered_ = lower::lowerLayer(layer);
-    autotune::PlanRequest request;
+/// The device graph of a CUDA edge_index given as pointers: src and dst
+/// (`numEdges` ids of `dtype` each), optional float weights; built on
+/// `stream` of `device`.
+PyDeviceGraph *buildDeviceGraph(uintptr_t src, uintptr_t dst, const std::string &dtype, int64_t numEdges,
+                                int64_t numNodes, uintptr_t weights, const std::string &selfLoops,
+                                const std::string &index, int device, uintptr_t stream) {
+  useDevice(device);
+  if (dtype != "int32" && dtype != "int64")
+    throwUserError("edge_index must hold int32 or int64 ids; got {}", dtype);
+  exec::DeviceEdges edges;
+  edges.src = reinterpret_cast<const void *>(src);
+  edges.dst = reinterpret_cast<const void *>(dst);
+  edges.idType = dtype == "int32" ? graph::IndexType::Int32 : graph::IndexType::Int64;
+  edges.numEdges = numEdges;
+  edges.numNodes = numNodes;
+  edges.weights = reinterpret_cast<const float *>(weights);
+  graph::BuildOptions options;
+  options.selfLoops = parseSelfLoops(selfLoops);
+  options.index = parseIndex(index);
+  auto built = exec::buildOnDevice(edges, options, reinterpret_cast<cudaStream_t>(stream));
+  return new PyDeviceGraph{nb::none(), device, std::move(built)};
+}
+
+/// A layer planned for one device, shared by its runners on every graph
+/// (gnnjit.ops keeps one per layer spec, device and mode): the lowered
+/// layer, each config's program planned once, the kernels loaded for them,
+/// and the saved values' layout. A runner on a graph of configs already
+/// seen then plans, emits and loads nothing.
+struct LayerPlan {
+  LayerPlan(const dsl::Layer &layer, int64_t width, int64_t heads, bool tune, bool deterministic)
+      : lowered(lower::lowerLayer(layer)), programs(lowered), kernels(std::make_shared<exec::LoadedKernels>()),
+        layout(savedLayout(lowered)) {
     request.layerHash = layer.hashHex();
     request.width = width;
     request.heads = heads;
@@ -114,11 +142,46 @@ public:
     request.useRecords = !deterministic;
     if (deterministic)
       request.rule.variant = autotune::Variant::Generated;
-    const autotune::PlannedLayer planned = autotune::planLayer(lowered_, graph_.graph->host(), request);
+  }
+  LayerPlan(const LayerPlan &) = delete;
+  LayerPlan &operator=(const LayerPlan &) = delete;
+
+  /// The programs for `graph`: a host graph's from the tuning records (and
+  /// tuning, when asked) and the rule; a graph built on the device's from
+  /// the rule (records are keyed by a graph's content, which a graph built
+  /// per step never repeats).
+  autotune::PlannedLayer plan(const exec::DeviceGraph &graph) {
+    autotune::PlannedLayer planned;
+    if (!graph.builtOnDevice()) {
+      planned = autotune::planLayer(lowered, graph.host(), request, &programs);
+    } else {
+      const autotune::GraphFacts facts = autotune::graphFacts(graph.stats(), graph.indexType(), graph.hasWeights());
+      planned.programs = autotune::rulePrograms(programs, facts, request.rule);
+    }
+    planned.programs.loaded = kernels;
+    return planned;
+  }
+
+  lower::LoweredLayer lowered;
+  autotune::ProgramCache programs; ///< reads `lowered`
+  std::shared_ptr<exec::LoadedKernels> kernels;
+  SavedLayout layout;
+  autotune::PlanRequest request;
+};
+
+/// A layer's runner on a device graph, configured by the tuning records
+/// when they have this layer, graph and width.
+class CudaLayer {
+public:
+  CudaLayer(nb::object plan, nb::object deviceGraph)
+      : plan_(std::move(plan)), deviceGraph_(std::move(deviceGraph)), graph_(nb::cast<PyDeviceGraph &>(deviceGraph_)) {
+    useDevice(graph_.device);
+    LayerPlan &p = nb::cast<LayerPlan &>(plan_);
+    const autotune::PlannedLayer planned = p.plan(*graph_.graph);
     tunedStages_ = planned.stages;
     recordsNote_ = planned.note;
-    runner_ = std::make_unique<exec::LayerRunner>(lowered_, *graph_.graph, planned.programs);
-    checkSavedLayout();
+    runner_ = std::make_unique<exec::LayerRunner>(p.lowered, *graph_.graph, planned.programs);
+    checkSavedLayout(p);
   }
 
   /// Name, bytes and the forward output each saved value aliases ("" if none).
@@ -132,7 +195,7 @@ public:
   /// Names, rows and widths of a pass's results.
   std::vector<std::tuple<std::string, int64_t, int64_t>> results(bool backward) {
     std::vector<std::tuple<std::string, int64_t, int64_t>> out;
-    const graph::Graph &g = graph_.graph->host();
+    const exec::DeviceGraph &g = *graph_.graph;
     for (const lower::Target &t : runner_->program(backward ? lower::Pass::Backward : lower::Pass::Forward).plan.targets)
       out.emplace_back(t.name, t.rows(g.numNodes(), g.numEdgeIds()), t.width);
     return out;
@@ -175,8 +238,8 @@ public:
   }
 
   /// The runner saves what savedLayout promised torch's fake tensors.
-  void checkSavedLayout() {
-    const auto layout = savedLayout(lowered_);
+  void checkSavedLayout(const LayerPlan &plan) {
+    const SavedLayout &layout = plan.layout;
     const std::vector<exec::SavedValue> saved = runner_->savedValues();
     bool same = layout.size() == saved.size();
     for (size_t k = 0; same && k < saved.size(); ++k)
@@ -184,7 +247,7 @@ public:
              std::get<2>(layout[k]) == saved[k].positions && std::get<3>(layout[k]) == saved[k].aliasOf;
     if (!same)
       throwInternalError("layer {}: the forward on this graph saves other values than its layout without a graph",
-                         lowered_.layer.name());
+                         plan.lowered.layer.name());
   }
 
   int tunedStages() const { return tunedStages_; }
@@ -220,7 +283,7 @@ private:
     for (size_t k = 0; k < runner_->passInputCount(pass); ++k)
       slots->inputs.push_back(&slots->bound[runner_->passInput(pass, k).name]);
     for (const lower::Target &t : runner_->program(pass).plan.targets) {
-      const graph::Graph &g = graph_.graph->host();
+      const exec::DeviceGraph &g = *graph_.graph;
       exec::DeviceTensor &r = slots->buffers.results[t.name];
       r = {nullptr, t.rows(g.numNodes(), g.numEdgeIds()), t.width, t.width};
       slots->results.push_back(&r);
@@ -231,9 +294,9 @@ private:
     return slots;
   }
 
+  nb::object plan_;        ///< kept alive: the runner's programs and kernels are its
   nb::object deviceGraph_; ///< kept alive: the runner reads it
   PyDeviceGraph &graph_;
-  lower::LoweredLayer lowered_;
   std::unique_ptr<exec::LayerRunner> runner_;
   int tunedStages_ = 0;
   std::string recordsNote_;
@@ -264,7 +327,9 @@ void registerCuda(nb::module_ &m) {
       "device_memory_in_use", [] { return runtime::deviceMemoryUse().live; },
       "bytes of device memory gnnjit holds now (graphs' arrays, runners' scratch)");
 
-  nb::class_<PyDeviceGraph>(m, "DeviceGraph", "A graph's arrays on one CUDA device, uploaded as layers need them.")
+  nb::class_<PyDeviceGraph>(m, "DeviceGraph",
+                            "A graph's arrays on one CUDA device: uploaded from a gnnjit.Graph as layers need them, "
+                            "or built on the device (DeviceGraph.from_edges).")
       .def(
           "__init__",
           [](PyDeviceGraph *self, nb::object host, int device) {
@@ -272,15 +337,41 @@ void registerCuda(nb::module_ &m) {
             self->graph = std::make_unique<exec::DeviceGraph>(nb::cast<const graph::Graph &>(host));
           },
           nb::arg("graph"), nb::arg("device") = 0)
+      .def_static("from_edges", &buildDeviceGraph, nb::arg("src"), nb::arg("dst"), nb::arg("dtype"),
+                  nb::arg("num_edges"), nb::arg("num_nodes"), nb::arg("weights") = 0, nb::arg("self_loops") = "keep",
+                  nb::arg("index") = "auto", nb::arg("device") = 0, nb::arg("stream") = 0,
+                  nb::rv_policy::take_ownership,
+                  "The graph of a CUDA edge_index built on `device`, on `stream` (pointers into device memory: src "
+                  "and dst hold num_edges ids of dtype 'int32' or 'int64'; weights: num_edges float32s, or 0), the "
+                  "same CSR the host build makes of it. Synchronises the stream once, at the end, to read back the "
+                  "edge count and degree statistics; a bad edge raises gnnjit.Error as gnnjit.Graph does.")
       .def_ro("device", &PyDeviceGraph::device)
+      .def_prop_ro("num_nodes", [](const PyDeviceGraph &g) { return g.graph->numNodes(); })
+      .def_prop_ro("num_edges", [](const PyDeviceGraph &g) { return g.graph->numEdges(); },
+                   "stored edges, after cleaning")
+      .def_prop_ro("index_type",
+                   [](const PyDeviceGraph &g) { return std::string(graph::indexTypeName(g.graph->indexType())); })
+      .def_prop_ro("has_weights", [](const PyDeviceGraph &g) { return g.graph->hasWeights(); })
+      .def_prop_ro("built_on_device", [](const PyDeviceGraph &g) { return g.graph->builtOnDevice(); })
+      .def_prop_ro("max_in_degree", [](const PyDeviceGraph &g) { return g.graph->stats().in.max; })
+      .def_prop_ro("mean_in_degree", [](const PyDeviceGraph &g) { return g.graph->stats().in.mean; })
+      .def(
+          "download", [](const PyDeviceGraph &g) { return g.graph->download(); },
+          "a gnnjit.Graph with the same CSR, copied to the host")
       .def_prop_ro("device_bytes", [](const PyDeviceGraph &g) { return g.graph->deviceBytes(); });
 
+  nb::class_<LayerPlan>(m, "LayerPlan",
+                        "A layer planned for one device, shared by its runners on every graph: each config planned, "
+                        "and its kernels compiled (NVRTC, kernel cache) and loaded, once.")
+      .def(nb::init<const dsl::Layer &, int64_t, int64_t, bool, bool>(), nb::arg("layer"), nb::arg("width"),
+           nb::arg("heads") = 1, nb::arg("tune") = false, nb::arg("deterministic") = false)
+      .def_prop_ro(
+          "planned", [](const LayerPlan &p) { return p.programs.planned(); }, "how many configs were planned");
+
   nb::class_<CudaLayer>(m, "CudaLayer",
-                        "A layer's kernels on a device graph, planned by the tuning records or the rule, compiled "
-                        "once (NVRTC, kernel cache); passes write the caller's device memory.")
-      .def(nb::init<const dsl::Layer &, nb::object, int64_t, int64_t, bool, bool>(), nb::arg("layer"),
-           nb::arg("device_graph"), nb::arg("width"), nb::arg("heads") = 1, nb::arg("tune") = false,
-           nb::arg("deterministic") = false)
+                        "A layer's kernels on a device graph, planned by the tuning records or the rule (for a graph "
+                        "built on the device, the rule); passes write the caller's device memory.")
+      .def(nb::init<nb::object, nb::object>(), nb::arg("plan"), nb::arg("device_graph"))
       .def("saved_values", &CudaLayer::savedValues, "(name, bytes, aliased output or '') of what the forward saves")
       .def("results", &CudaLayer::results, nb::arg("backward"), "(name, rows, width) of a pass's results")
       .def("call", &CudaLayer::call, nb::arg("backward"), nb::arg("flat"), nb::arg("stream"), nb::arg("seed") = 0,

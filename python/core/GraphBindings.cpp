@@ -18,8 +18,6 @@ namespace nb = nanobind;
 
 namespace gnnjit::python {
 
-namespace {
-
 graph::SelfLoops parseSelfLoops(const std::string &text) {
   if (text == "keep")
     return graph::SelfLoops::Keep;
@@ -47,6 +45,8 @@ graph::IndexChoice parseIndex(const std::string &text) {
     return graph::IndexChoice::Int64;
   throwUserError("index must be 'auto' (int32 when the graph fits), 'int32' or 'int64'; got '{}'", text);
 }
+
+namespace {
 
 graph::Graph fromEdgeIndex(const AnyArray &edgeIndex, std::optional<int64_t> numNodes,
                            const std::optional<AnyArray> &edgeWeight, const std::string &selfLoops, bool dedupe,

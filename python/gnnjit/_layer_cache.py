@@ -1,7 +1,8 @@
-"""gnnjit.ops' compiled layers: each (layer, device graph, deterministic mode) compiled once and kept with its
-graph's cache entry (gnnjit.graphs), with what each call needs to know about it; and the ops' CUDA
-implementation, which runs a pass of one from a flat list of pointers on torch's current stream, its memory from
-torch's caching allocator."""
+"""gnnjit.ops' compiled layers: each layer planned once per (device, deterministic mode) as a _core.LayerPlan,
+whose programs and loaded kernels every graph shares (a graph built per training step compiles nothing new unless
+its degree statistics call for other configs); its runner on each graph kept with the graph's cache entry
+(gnnjit.graphs), with what each call needs to know about it; and the ops' CUDA implementation, which runs a pass
+of one from a flat list of pointers on torch's current stream, its memory from torch's caching allocator."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ import torch
 from torch import Tensor
 
 from gnnjit import _core
+from gnnjit._cuda import current_device as _current_device
+from gnnjit._cuda import install_allocator
+from gnnjit._cuda import is_current as _current
+from gnnjit._cuda import stream as _stream
 from gnnjit._layers import saved_layout, seed_value
 from gnnjit.graphs import CachedGraph, default_cache, index_type
 
@@ -33,20 +38,16 @@ class _CudaRun:
     shapes of each pass's results and of the values the forward saves, and where each output is among the
     results."""
 
-    def __init__(self, spec: str, layer: _core.Layer, graph: CachedGraph, device: int, deterministic: bool):
-        _install_allocator()
-        options = json.loads(spec)
-        self.runner = _core.CudaLayer(
-            layer, graph.device_graph(device), width=int(options["dim"]), heads=int(options.get("heads", 1)),
-            tune=_tune_on_first_use(), deterministic=deterministic,
-        )
+    def __init__(self, spec: str, plan: _core.LayerPlan, layer: _core.Layer, graph: CachedGraph, device: int):
+        install_allocator()
+        self.runner = _core.CudaLayer(plan, graph.device_graph(device))
         self.device = torch.device("cuda", device)
         self.input_names = [s["name"] for s in layer.inputs]
         self.output_names = [o["name"] for o in layer.outputs]
         forward = self.runner.results(False)
         self.forward_shapes = [(rows, width) for _, rows, width in forward]
         self.output_slots = [[name for name, _, _ in forward].index(n) for n in self.output_names]
-        self.saved_shapes = saved_shapes(spec, graph.graph.num_nodes, graph.graph.index_type)
+        self.saved_shapes = saved_shapes(spec, graph.num_nodes, graph.index_type)
         self._backward = None
 
     @property
@@ -63,15 +64,20 @@ class _CudaRun:
         return self._backward
 
 
-_allocator_installed = False
+# (spec, device, deterministic, tune) -> the layer planned for that device: shared by the runners on every graph.
+_plans: dict = {}
 
 
-def _install_allocator() -> None:
-    """gnnjit's device memory from torch's caching allocator (counted by torch.cuda.memory_allocated)."""
-    global _allocator_installed
-    if not _allocator_installed:
-        _core.set_device_allocator(torch.cuda.caching_allocator_alloc, torch.cuda.caching_allocator_delete)
-        _allocator_installed = True
+def _plan(spec: str, layer: _core.Layer, device: int, deterministic: bool) -> _core.LayerPlan:
+    tune = _tune_on_first_use()
+    key = (spec, device, deterministic, tune)
+    plan = _plans.get(key)
+    if plan is None:
+        install_allocator()
+        options = json.loads(spec)
+        plan = _plans[key] = _core.LayerPlan(layer, width=int(options["dim"]), heads=int(options.get("heads", 1)),
+                                             tune=tune, deterministic=deterministic)
+    return plan
 
 
 def _cuda_run(spec: str, layer: _core.Layer, graph: CachedGraph, device: torch.device) -> _CudaRun:
@@ -80,7 +86,7 @@ def _cuda_run(spec: str, layer: _core.Layer, graph: CachedGraph, device: torch.d
     key = (spec, index, deterministic)
     run = graph.layers.get(key)
     if run is None:
-        run = graph.layers[key] = _CudaRun(spec, layer, graph, index, deterministic)
+        run = graph.layers[key] = _CudaRun(spec, _plan(spec, layer, index, deterministic), layer, graph, index)
     return run
 
 
@@ -117,24 +123,6 @@ def new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> li
     """Tensors for the values the forward saves (not those aliasing an output)."""
     return [like.new_empty(shape, dtype=dtype) for shape, dtype in saved_shapes(spec, num_nodes,
                                                                                  index_type(edge_index, num_nodes))]
-
-
-_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-# The current device without torch.cuda.current_device's lazy-init check: a call on CUDA tensors has CUDA set up.
-_current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
-
-
-def _stream(device: torch.device) -> int:
-    """torch's current stream on `device`, as a pointer (torch's private getter costs far less than the public
-    torch.cuda.current_stream)."""
-    if _raw_stream is not None:
-        return _raw_stream(device.index if device.index is not None else _current_device())
-    return torch.cuda.current_stream(device).cuda_stream
-
-
-def _current(device: torch.device) -> bool:
-    """Whether `device` is the current one (the allocator and the stream are the current device's)."""
-    return device.index is None or device.index == _current_device()
 
 
 def forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed):

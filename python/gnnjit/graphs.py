@@ -1,24 +1,31 @@
-"""Graphs for torch users: a gnnjit.Graph built from an edge_index tensor once
-and found again on later calls with the same tensor.
+"""Graphs for torch users: a gnnjit graph built from an edge_index tensor once and found again on later calls with
+the same tensor.
 
-Each entry also holds the graph's arrays on each CUDA device and the layers
-compiled for it (gnnjit.ops), which go with it. A cached graph is keyed by
-where edge_index's data is (pointer, shape,
-strides, device, dtype) and its version counter, which every in-place change
-bumps (views share it); the cache holds the tensor, so its memory cannot be
-reused by another while the entry lives. The same goes for edge_weight. So a
-changed edge_index is never served a stale graph, while the same tensor (or
-an alias of it, as torch.compile may pass) finds its graph again.
+A CUDA edge_index is built on its device, on torch's current stream (sort by destination, row pointers, the
+transpose, self loops, edge weights along; the degree statistics read back as a few dozen numbers, which is the
+one synchronisation of a build), so a new edge_index every training step (a sampler's subgraph, edges dropped at
+random) never goes through the host. A CPU edge_index is built on the host and its arrays uploaded to each device
+a layer runs on.
+
+Each entry also holds the layers compiled for it (gnnjit.ops), which go with it. An entry is keyed by where
+edge_index's data is (pointer, shape, strides, device, dtype) and its version counter, which every in-place change
+bumps (views share it); the same goes for edge_weight. The cache holds the tensors weakly: an entry dies with its
+edge_index (or edge_weight), so a graph built per step lives as long as the step's tensors and no longer, and
+memory a dead tensor frees is never mistaken for it. At most CACHE_SIZE entries live at once (the least recently
+used go first). So a changed edge_index is never served a stale graph, while the same tensor (or an alias of it,
+as torch.compile may pass) finds its graph again.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from typing import Optional
 
 import torch
 
 from gnnjit import _core
+from gnnjit._cuda import install_allocator, is_current, stream
 
 CACHE_SIZE = 8
 
@@ -34,18 +41,40 @@ def _key_part(t: Optional[torch.Tensor]):
     return None if t is None else (*_identity(t), t.device, t.dtype)
 
 
-class CachedGraph:
-    """A graph built from an edge_index, its arrays on each CUDA device and the layers compiled for it."""
+def _weak(t: Optional[torch.Tensor]):
+    """A weak reference to t (None for None), called like weakref.ref."""
+    return None if t is None else weakref.ref(t)
 
-    def __init__(self, graph: _core.Graph, edge_index: torch.Tensor, edge_weight: Optional[torch.Tensor]):
-        self.graph = graph
-        # The tensors are kept with the graph: while cached, their memory is theirs.
-        self.tensors = (edge_index, edge_weight)
-        self._device_graphs: dict = {}
-        self.layers: dict = {}  # (spec, device, deterministic) -> gnnjit.ops' compiled layer
+
+def _alive(ref, t: Optional[torch.Tensor]) -> bool:
+    """Whether weak reference `ref` (from _weak) still refers to t."""
+    return t is None if ref is None else ref() is t
+
+
+class CachedGraph:
+    """A graph built from an edge_index: on the host (a CPU edge_index) or on its CUDA device (a CUDA one); its
+    arrays on each CUDA device, and the layers compiled for it."""
+
+    def __init__(self, num_nodes: int, index_type: str, host: Optional[_core.Graph] = None,
+                 device_graph: Optional["_core.DeviceGraph"] = None):
+        self.num_nodes, self.index_type = num_nodes, index_type
+        self._host = host
+        self._device_graphs: dict = {} if device_graph is None else {device_graph.device: device_graph}
+        self.layers: dict = {}  # (spec, device, deterministic) -> gnnjit.ops' runner of a layer on this graph
+
+    @property
+    def built_on_device(self) -> bool:
+        return self._host is None
+
+    @property
+    def graph(self) -> _core.Graph:
+        """The host graph (of a graph built on a device: copied back on first use, for the CPU path)."""
+        if self._host is None:
+            self._host = next(iter(self._device_graphs.values())).download()
+        return self._host
 
     def device_graph(self, device: int) -> "_core.DeviceGraph":
-        """The graph's arrays on CUDA device `device` (uploaded as layers need them)."""
+        """The graph's arrays on CUDA device `device` (a host graph's uploaded as layers need them)."""
         g = self._device_graphs.get(device)
         if g is None:
             g = self._device_graphs[device] = _core.DeviceGraph(self.graph, device)
@@ -53,15 +82,19 @@ class CachedGraph:
 
 
 class GraphCache:
-    """The last CACHE_SIZE graphs built, by (edge_index, edge_weight, num_nodes, self_loops)."""
+    """Graphs by (edge_index, edge_weight, num_nodes, self_loops), each while its tensors live; at most `size`."""
 
     def __init__(self, size: int = CACHE_SIZE):
         self._size = size
         self._entries: OrderedDict = OrderedDict()
+        self._watches: dict = {}  # key -> the weak references whose callbacks drop the entry
         self.builds = 0  # graphs built (tests read it)
-        # The last entry found, with what identifies its tensors: a training loop passes the same edge_index
-        # on every call, and building the full key costs more than the rest of a small call's host work.
+        # The last entry found, with (weakly) what identifies its tensors: a training loop passes the same
+        # edge_index on every call, and building the full key costs more than the rest of a small call's host work.
         self._last = None
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     def get(
         self,
@@ -82,8 +115,8 @@ class GraphCache:
         last = self._last
         if (
             last is not None
-            and last[0] is edge_index
-            and last[1] is edge_weight
+            and _alive(last[0], edge_index)
+            and _alive(last[1], edge_weight)
             and last[2] == num_nodes
             and last[3] == self_loops
             and last[4] == _identity(edge_index)
@@ -95,21 +128,63 @@ class GraphCache:
         if entry is not None:
             self._entries.move_to_end(key)
         else:
-            entry = CachedGraph(build_graph(edge_index, num_nodes, edge_weight, self_loops), edge_index, edge_weight)
+            entry = build_entry(edge_index, num_nodes, edge_weight, self_loops)
             self.builds += 1
-            self._entries[key] = entry
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-        # The tensors are held by the entry while it is cached (so their identity is theirs); an evicted entry
-        # is never found here again.
-        self._last = (edge_index, edge_weight, num_nodes, self_loops, key[0][:4], key[1] and key[1][:4], entry)
-        if key not in self._entries:  # a cache of size 0
-            self._last = None
+            if self._size <= 0:
+                return entry
+            self._add(key, entry, edge_index, edge_weight)
+        self._last = (_weak(edge_index), _weak(edge_weight), num_nodes, self_loops, key[0][:4],
+                      key[1] and key[1][:4], entry)
         return entry
+
+    def _add(self, key, entry: CachedGraph, edge_index: torch.Tensor, edge_weight: Optional[torch.Tensor]) -> None:
+        """Caches `entry` under `key` until one of its tensors dies or it is the least recently used of too many."""
+        cache = weakref.ref(self)
+
+        def dropped(_ref, key=key, entry=weakref.ref(entry)):
+            c = cache()
+            if c is not None:
+                c._drop(key, entry())
+
+        self._entries[key] = entry
+        self._watches[key] = [weakref.ref(t, dropped) for t in (edge_index, edge_weight) if t is not None]
+        while len(self._entries) > self._size:
+            old_key, old = next(iter(self._entries.items()))
+            self._drop(old_key, old)
+
+    def _drop(self, key, entry: Optional[CachedGraph]) -> None:
+        """Forgets `entry` if it is still the one under `key` (a dead tensor's callback may come after a rebuild)."""
+        if entry is None or self._entries.get(key) is not entry:
+            return
+        del self._entries[key]
+        self._watches.pop(key, None)
+        if self._last is not None and self._last[6] is entry:
+            self._last = None
 
     def clear(self) -> None:
         self._entries.clear()
+        self._watches.clear()
         self._last = None
+
+
+def build_entry(
+    edge_index: torch.Tensor,
+    num_nodes: int,
+    edge_weight: Optional[torch.Tensor] = None,
+    self_loops: str = "keep",
+) -> CachedGraph:
+    """The graph of edge_index: built on its device when it is a CUDA tensor, on the host otherwise."""
+    index = index_type(edge_index, num_nodes) if isinstance(edge_index, torch.Tensor) else "auto"
+    if isinstance(edge_index, torch.Tensor) and edge_index.is_cuda:
+        return CachedGraph(int(num_nodes), index, device_graph=build_device_graph(edge_index, num_nodes, edge_weight,
+                                                                                  self_loops))
+    host = build_graph(edge_index, num_nodes, edge_weight, self_loops)
+    return CachedGraph(host.num_nodes, host.index_type, host=host)
+
+
+def _check_shapes(edge_index: torch.Tensor, edge_weight: Optional[torch.Tensor]) -> None:
+    if edge_weight is not None and edge_weight.dim() != 1:
+        raise _core.Error(f"edge_weight must be one value per edge ([num_edges]); got shape {list(edge_weight.shape)}")
 
 
 def build_graph(
@@ -118,17 +193,50 @@ def build_graph(
     edge_weight: Optional[torch.Tensor] = None,
     self_loops: str = "keep",
 ) -> _core.Graph:
-    """A gnnjit.Graph from PyG's edge_index ([2, E] integers, any device)."""
+    """A gnnjit.Graph (on the host) from PyG's edge_index ([2, E] integers, any device)."""
     if not isinstance(edge_index, torch.Tensor):
         raise _core.Error(f"edge_index must be a torch tensor of shape [2, num_edges]; got {type(edge_index).__name__}")
-    weight = None
-    if edge_weight is not None:
-        if edge_weight.dim() != 1:
-            raise _core.Error(f"edge_weight must be one value per edge ([num_edges]); got shape {list(edge_weight.shape)}")
-        weight = edge_weight.detach().to("cpu", torch.float32)
+    _check_shapes(edge_index, edge_weight)
+    weight = None if edge_weight is None else edge_weight.detach().to("cpu", torch.float32)
     return _core.Graph(
         edge_index.detach().cpu(), num_nodes=int(num_nodes), edge_weight=weight, self_loops=self_loops,
         index=index_type(edge_index, num_nodes),
+    )
+
+
+def build_device_graph(
+    edge_index: torch.Tensor,
+    num_nodes: int,
+    edge_weight: Optional[torch.Tensor] = None,
+    self_loops: str = "keep",
+) -> "_core.DeviceGraph":
+    """The graph of a CUDA edge_index, built on its device on torch's current stream: the same CSR as build_graph
+    makes of it, checked the same way (gnnjit.Error naming the first bad edge)."""
+    device = edge_index.device
+    if not is_current(device):
+        with torch.cuda.device(device):
+            return build_device_graph(edge_index, num_nodes, edge_weight, self_loops)
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise _core.Error(
+            f"edge_index must have shape [2, num_edges] (PyG's layout: row 0 sources, row 1 destinations); got "
+            f"shape {list(edge_index.shape)}"
+        )
+    if edge_index.dtype not in (torch.int64, torch.int32):
+        raise _core.Error(f"edge_index must hold int64 or int32 node ids; got {edge_index.dtype}")
+    _check_shapes(edge_index, edge_weight)
+    edges = edge_index.detach().contiguous()
+    weight = None
+    if edge_weight is not None:
+        if edge_weight.numel() != edges.size(1):
+            raise _core.Error(f"edge_weight has {edge_weight.numel()} values for {edges.size(1)} edges; give one per "
+                              f"edge_index column")
+        weight = edge_weight.detach().to(device, torch.float32).contiguous()
+    install_allocator()
+    # The build reads these on the stream and synchronises it before returning: they may go right after.
+    return _core.DeviceGraph.from_edges(
+        edges.data_ptr(), edges[1].data_ptr(), "int32" if edges.dtype == torch.int32 else "int64", edges.size(1),
+        int(num_nodes), 0 if weight is None else weight.data_ptr(), self_loops, index_type(edge_index, num_nodes),
+        device.index if device.index is not None else torch.cuda.current_device(), stream(device),
     )
 
 

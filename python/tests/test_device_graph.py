@@ -1,0 +1,121 @@
+"""Graphs of CUDA edge_index tensors, built on the device (gnnjit.graphs): the same CSR as the host build, the same
+layer results, one compiled layer shared by graphs of one shape class, a new graph every step on torch's stream."""
+
+import pytest
+
+import needs
+
+torch = needs.module("torch")
+pyg = needs.module("torch_geometric.nn")
+
+import gnnjit  # noqa: E402
+import gnnjit.nn  # noqa: E402
+from gnnjit import _layer_cache  # noqa: E402
+from gnnjit.graphs import GraphCache, build_graph  # noqa: E402
+
+needs.cuda_device(torch.cuda.is_available() and gnnjit._core.cuda_available())
+
+LOOPS = ["keep", "remove", "add", "replace", "add_remaining"]
+
+
+def awkward_edges(n=200, e=3000, seed=0, device="cuda"):
+    """Edges with a hub, self loops (some nodes two), duplicates and isolated nodes (ids above n - 40)."""
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(0, n - 40, (e,), generator=g)
+    dst = torch.randint(0, n - 40, (e,), generator=g)
+    src[:300], dst[300:600] = 5, 5
+    loops = torch.arange(0, n - 40, 3)
+    src = torch.cat([src, loops, loops[:10], src[:40]])
+    dst = torch.cat([dst, loops, loops[:10], dst[:40]])
+    weight = torch.rand(src.numel(), generator=g) * 2 - 0.5
+    return torch.stack([src, dst]).to(device), weight.to(device)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+@pytest.mark.parametrize("loops", LOOPS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_device_build_is_the_host_build(dtype, loops, weighted):
+    edge_index, weight = awkward_edges()
+    edge_index = edge_index.to(dtype)
+    weight = weight if weighted else None
+    cache = GraphCache()
+    entry = cache.entry(edge_index, 200, weight, loops)
+    assert entry.built_on_device
+    host = build_graph(edge_index.cpu(), 200, None if weight is None else weight.cpu(), loops)
+    device = entry.device_graph(edge_index.device.index or 0)
+    assert (device.num_edges, device.index_type, device.has_weights) == (host.num_edges, host.index_type,
+                                                                         host.has_weights)
+    back, want = entry.graph.incoming(), host.incoming()
+    for name in ("offsets", "indices", "edge_ids"):
+        assert (back[name] == want[name]).all(), name
+    assert device.max_in_degree == host.max_in_degree and device.mean_in_degree == host.mean_in_degree
+
+
+def test_device_build_refuses_bad_edges_as_the_host_does():
+    edge_index, weight = awkward_edges()
+    edge_index[1, 17] = 200
+    with pytest.raises(gnnjit.Error, match="edge 17 .* names node 200, but the graph has 200 nodes"):
+        GraphCache().entry(edge_index, 200)
+    edge_index[1, 17] = 3
+    weight[9] = float("inf")
+    with pytest.raises(gnnjit.Error, match="edge 9 .* has weight inf"):
+        GraphCache().entry(edge_index, 200, weight)
+    with pytest.raises(gnnjit.Error, match="int64 or int32"):
+        GraphCache().entry(edge_index.float(), 200)
+
+
+LAYERS = {
+    "gcn": lambda m: m.GCNConv(16, 16),
+    "gatv2": lambda m: m.GATv2Conv(16, 4, heads=4),
+    "sage-max": lambda m: m.SAGEConv(16, 16, aggr="max"),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_layers_on_a_device_built_graph_match_pyg(name):
+    torch.manual_seed(0)
+    theirs = LAYERS[name](pyg).cuda()
+    ours = LAYERS[name](gnnjit.nn).cuda()
+    ours.load_state_dict(theirs.state_dict())
+    edge_index, weight = awkward_edges()
+    x = torch.randn(200, 16, device="cuda", requires_grad=True)
+    args = (weight.abs(),) if name == "gcn" else ()
+    out = ours(x, edge_index, *args)
+    assert _layer_cache.default_cache.entry(edge_index, 200, *args,
+                                            "add_remaining" if name == "gcn" else "replace").built_on_device
+    want = theirs(x, edge_index, *args)
+    torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-5)
+    (gx,) = torch.autograd.grad(out.square().sum(), x)
+    (wx,) = torch.autograd.grad(want.square().sum(), x)
+    torch.testing.assert_close(gx, wx, rtol=1e-4, atol=1e-4)
+
+
+def test_graphs_of_one_shape_class_share_their_compiled_layer():
+    """A new edge_index every step (half the edges, drawn on the GPU): each step builds a graph, none plans or
+    loads kernels again once the first has, and the cache holds only the live steps' graphs."""
+    torch.manual_seed(1)
+    conv = gnnjit.nn.SAGEConv(16, 16, aggr="max").cuda()
+    edge_index, _ = awkward_edges(n=2000, e=40000)
+    x = torch.randn(2000, 16, device="cuda", requires_grad=True)
+    planned = None
+    for step in range(6):
+        half = edge_index[:, torch.randperm(edge_index.size(1), device="cuda")[: edge_index.size(1) // 2]]
+        conv(x, half).sum().backward()
+        plans = [p for k, p in _layer_cache._plans.items() if '"sage"' in k[0]]
+        assert len(plans) == 1
+        if planned is None:
+            planned = plans[0].planned
+        assert plans[0].planned == planned, f"step {step} planned new configs"
+    del half
+    assert len(_layer_cache.default_cache) <= 1
+
+
+def test_device_build_runs_on_torch_current_stream():
+    edge_index, _ = awkward_edges(n=5000, e=200000)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        shifted = (edge_index + 1) % 5000  # written on the side stream, read by the build on it
+        entry = GraphCache().entry(shifted, 5000)
+    host = build_graph(shifted.cpu(), 5000)
+    assert (entry.graph.incoming()["indices"] == host.incoming()["indices"]).all()
