@@ -39,16 +39,88 @@ def _refuse(layer: str, what: str) -> None:
     raise NotImplementedError(f"gnnjit.nn.{layer}: {what} is not supported yet (use torch_geometric.nn.{layer})")
 
 
-def _check_kwargs(module: Module, layer: str, kwargs: dict) -> None:
-    """PyG passes **kwargs to MessagePassing; gnnjit honours aggr/flow only where named, so refuses the rest.
-    `module.flow` is PyG's attribute, which users also set after construction: each call checks it again."""
-    flow = kwargs.pop("flow", "source_to_target")
-    if flow != "source_to_target":
-        _refuse(layer, f"flow={flow!r}")
-    if kwargs:
-        _refuse(layer, f"the argument(s) {sorted(kwargs)}")
-    module.flow = flow
-    module.register_forward_pre_hook(_check_flow_on_call)
+# MessagePassing's hooks (PyG 2.8): gnnjit runs message, aggregate and update as one fused kernel, so there is
+# no point between them to call a hook at. Each is refused by name, never registered and silently not called.
+_HOOKS = [
+    f"register_{stage}_forward{pre}_hook"
+    for stage in ("propagate", "message", "aggregate", "message_and_aggregate", "edge_update")
+    for pre in ("_pre", "")
+]
+
+
+class _PyGLayer(Module):
+    """What every gnnjit.nn layer shares with PyG's MessagePassing: the arguments MessagePassing takes
+    (aggr where the layer fixes it, flow, node_dim, decomposed_layers, aggr_kwargs), its attributes, and
+    refusals of what only MessagePassing's Python message passing can do (hooks, explain, jittable)."""
+
+    def _pyg_kwargs(self, layer: str, kwargs: dict, aggr: Optional[str] = "add", node_dim: Optional[int] = -2) -> None:
+        """PyG passes **kwargs to MessagePassing. `aggr` is the aggregation the layer fixes (PyG's
+        kwargs.setdefault('aggr', ...)), None where the layer names it; `node_dim` the one it takes, None where
+        PyG passes its own (the attention layers: node_dim=0), so that a user's is a TypeError as in PyG."""
+        flow = kwargs.pop("flow", "source_to_target")
+        if flow != "source_to_target":
+            _refuse(layer, f"flow={flow!r}")
+        if aggr is not None and "aggr" in kwargs:
+            given = kwargs.pop("aggr")
+            if not isinstance(given, str) or given not in ("add", "sum"):
+                _refuse(layer, f"aggr={given!r} (PyG's {layer} aggregates with 'add')")
+        if "node_dim" in kwargs:
+            if node_dim is None:
+                raise TypeError(f"{layer}: MessagePassing.__init__() got multiple values for keyword argument "
+                                f"'node_dim'")
+            if kwargs.pop("node_dim") != node_dim:
+                _refuse(layer, f"node_dim other than {node_dim} (nodes are x's second-to-last dimension)")
+        aggr_kwargs = kwargs.pop("aggr_kwargs", None)
+        if aggr_kwargs:
+            _refuse(layer, f"aggr_kwargs={aggr_kwargs!r}")
+        decomposed = kwargs.pop("decomposed_layers", 1)
+        if kwargs:
+            _refuse(layer, f"the argument(s) {sorted(kwargs)}")
+        self.flow = flow
+        self.node_dim = -2 if node_dim is None else node_dim
+        self.decomposed_layers = decomposed
+        self.register_forward_pre_hook(_check_flow_on_call)
+
+    @property
+    def decomposed_layers(self) -> int:
+        return self._decomposed_layers
+
+    @decomposed_layers.setter
+    def decomposed_layers(self, value: int) -> None:
+        # PyG splits the features into chunks to bound the memory of per-edge messages; the result is the same.
+        # gnnjit's fused kernel never stores per-edge messages, so any count computes the same output.
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"decomposed_layers is a positive int, got {value!r}")
+        self.__dict__["_decomposed_layers"] = value
+
+    @property
+    def explain(self) -> Optional[bool]:
+        return None
+
+    @explain.setter
+    def explain(self, value: Optional[bool]) -> None:
+        if value:
+            _refuse(type(self).__name__, "explain=True (an explainer's edge mask inside message passing)")
+
+    def jittable(self, *args, **kwargs):
+        _refuse(type(self).__name__, "jittable() (TorchScript)")
+
+    def __repr__(self) -> str:  # MessagePassing.__repr__
+        if hasattr(self, "in_channels") and hasattr(self, "out_channels"):
+            return f"{type(self).__name__}({self.in_channels}, {self.out_channels})"
+        return f"{type(self).__name__}()"
+
+
+def _hook_refusal(name: str):
+    def refuse(self, *args, **kwargs):
+        _refuse(type(self).__name__, f"{name}() (message, aggregate and update run as one fused kernel)")
+
+    refuse.__name__ = name
+    return refuse
+
+
+for _name in _HOOKS:
+    setattr(_PyGLayer, _name, _hook_refusal(_name))
 
 
 def _check_flow_on_call(module: Module, args) -> None:
@@ -63,7 +135,20 @@ def _glorot(t: Tensor) -> None:
         t.uniform_(-bound, bound)
 
 
-def _linear(in_channels: int, out_channels: int, bias: bool) -> Linear:
+class _LazyLinear(torch.nn.LazyLinear):
+    """PyG's Linear(-1, out): in_features found at the first forward (or from a loaded state_dict), then a
+    torch.nn.Linear with glorot weights and a zero bias."""
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            _glorot(self.weight)
+            if self.bias is not None:
+                torch.nn.init.zeros_(self.bias)
+
+
+def _linear(in_channels: int, out_channels: int, bias: bool) -> Module:
+    if in_channels <= 0:  # PyG's lazy initialization
+        return _LazyLinear(out_channels, bias=bias)
     lin = Linear(in_channels, out_channels, bias=bias)
     _glorot(lin.weight)
     if bias:
@@ -71,9 +156,17 @@ def _linear(in_channels: int, out_channels: int, bias: bool) -> Linear:
     return lin
 
 
+def _check_edge_index(edge_index) -> None:
+    if not isinstance(edge_index, Tensor) or edge_index.layout != torch.strided:
+        raise NotImplementedError(
+            f"gnnjit.nn: edge_index as a sparse adjacency matrix ({type(edge_index).__name__}, "
+            f"{getattr(edge_index, 'layout', 'SparseTensor')}) is not supported yet: pass a [2, num_edges] tensor")
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise _core.Error(f"edge_index must be a tensor of shape [2, num_edges], got {list(edge_index.shape)}")
+
+
 def _nodes(x: Tensor, edge_index: Tensor) -> int:
-    if not isinstance(edge_index, Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2:
-        raise _core.Error("edge_index must be a tensor of shape [2, num_edges] (a SparseTensor is not supported yet)")
+    _check_edge_index(edge_index)
     return x.size(0)
 
 
@@ -81,6 +174,30 @@ def _single(layer: str, x) -> Tensor:
     if isinstance(x, (tuple, list)):
         _refuse(layer, "a bipartite (x_src, x_dst) input")
     return x
+
+
+def _plain(layer: str, x: Tensor) -> Tensor:
+    """x of shape [N, F]: the attention layers' attention is over all of a node's features, so a batch of
+    feature matrices on one graph ([B, N, F]) is not folded into the features (PyG's layers refuse it too)."""
+    if x.dim() != 2:
+        _refuse(layer, f"x of shape {list(x.shape)} (a batch of graphs sharing edge_index; [num_nodes, F] is)")
+    return x
+
+
+def _fold(x: Tensor) -> Tensor:
+    """x of shape [..., N, F] (PyG's node_dim=-2: a batch of feature matrices on one graph) as [N, B * F]: the
+    layers that fold are linear in x per feature column (or, max and min, column by column), so every column of
+    the batch is aggregated on its own, exactly as PyG does."""
+    if x.dim() < 2:
+        raise _core.Error(f"x must have shape [num_nodes, F] or [..., num_nodes, F], got {list(x.shape)}")
+    return x if x.dim() == 2 else x.movedim(-2, 0).reshape(x.size(-2), -1)
+
+
+def _unfold(out: Tensor, like: Tensor) -> Tensor:
+    """The inverse of _fold for an output of `like`'s leading dimensions."""
+    if like.dim() == 2:
+        return out
+    return out.view(out.size(0), *like.shape[:-2], -1).movedim(0, -2).contiguous()
 
 
 def _run(layer: dict, x: Tensor, edge_index: Tensor, inputs: dict, self_loops: str = "keep",
@@ -96,8 +213,22 @@ def _run(layer: dict, x: Tensor, edge_index: Tensor, inputs: dict, self_loops: s
     return run_layer(layer, edge_index, _nodes(x, edge_index), inputs, edge_weight, self_loops, seed)["out"]
 
 
-class GCNConv(Module):
-    """torch_geometric.nn.GCNConv: out = D^-1/2 (A + I) D^-1/2 (x W) + b."""
+def _string_aggr(layer: str, aggr, allowed: Tuple[str, ...]) -> str:
+    if not isinstance(aggr, str):
+        what = "a list of aggregations" if isinstance(aggr, (list, tuple)) else f"an Aggregation object ({type(aggr).__name__})"
+        _refuse(layer, f"aggr={aggr!r}: {what}")
+    if aggr not in allowed:
+        _refuse(layer, f"aggr={aggr!r} ({', '.join(allowed)} are)")
+    return "sum" if aggr == "add" else aggr
+
+
+_AGGRS = {"GraphConv": ("add", "sum", "mean"), "SAGEConv": ("mean", "max", "min", "sum", "add"),
+          "EdgeConv": ("max", "min", "mean", "add", "sum")}
+
+
+class GCNConv(_PyGLayer):
+    """torch_geometric.nn.GCNConv: out = D^-1/2 (A + I) D^-1/2 (x W) + b; with normalize=False, sum_j w_ji x_j W
+    + b."""
 
     def __init__(
         self,
@@ -111,41 +242,60 @@ class GCNConv(Module):
         **kwargs,
     ):
         super().__init__()
-        _check_kwargs(self, "GCNConv", kwargs)
+        self._pyg_kwargs("GCNConv", kwargs)
+        if add_self_loops is None:
+            add_self_loops = normalize
+        if add_self_loops and not normalize:
+            raise ValueError("'GCNConv' does not support adding self-loops to the graph when no on-the-fly "
+                             "normalization is applied")
         if improved:
-            _refuse("GCNConv", "improved=True")
-        if not normalize:
-            _refuse("GCNConv", "normalize=False (GraphConv(aggr='add') is that layer)")
+            _refuse("GCNConv", "improved=True (self loops of weight 2 in the normalization)")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.add_self_loops = True if add_self_loops is None else add_self_loops
-        self.cached = cached  # the graph (and so its normalization) is cached by edge_index anyway
+        self.improved, self.cached, self.add_self_loops, self.normalize = improved, cached, add_self_loops, normalize
+        self._cached_edge_index = None  # PyG's cache: the first call's graph, reused while cached=True
+        self._cached_adj_t = None
         self.lin = _linear(in_channels, out_channels, bias=False)
         self.bias = Parameter(torch.zeros(out_channels)) if bias else None
 
     def reset_parameters(self) -> None:
-        _glorot(self.lin.weight)
+        if isinstance(self.lin, Linear) and not isinstance(self.lin, torch.nn.LazyLinear):
+            _glorot(self.lin.weight)
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
+        self._cached_edge_index = None
+        self._cached_adj_t = None
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
-        layer = {"name": "gcn", "dim": self.out_channels, "weighted": edge_weight is not None}
-        # add_remaining_self_loops leaves one loop per node, of weight 1 or the weight of the node's own loop
-        # (its last): 'replace' without weights, 'add_remaining' with them.
-        loops = "keep" if not self.add_self_loops else "add_remaining" if edge_weight is not None else "replace"
-        out = _run(layer, x, edge_index, {"x": self.lin(x)}, loops, edge_weight)
+        _check_edge_index(edge_index)
+        if self.normalize:
+            # PyG, cached=True: the first call's graph (and weights) stand for every later call's.
+            if self.cached and self._cached_edge_index is not None:
+                edge_index, edge_weight = self._cached_edge_index
+            elif self.cached:
+                self._cached_edge_index = (edge_index, edge_weight)
+        h = self.lin(x)
+        folded = _fold(h)
+        weighted = edge_weight is not None
+        if self.normalize:
+            layer = {"name": "gcn", "dim": folded.size(1), "weighted": weighted}
+            # add_remaining_self_loops leaves one loop per node, of weight 1 or the weight of the node's own loop
+            # (its last): 'replace' without weights, 'add_remaining' with them.
+            loops = "keep" if not self.add_self_loops else "add_remaining" if weighted else "replace"
+        else:  # no normalization, no self loops: a (weighted) sum
+            layer, loops = {"name": "graphconv", "dim": folded.size(1), "aggr": "sum", "weighted": weighted}, "keep"
+        out = _unfold(_run(layer, folded, edge_index, {"x": folded}, loops, edge_weight), h)
         return out + self.bias if self.bias is not None else out
 
 
-class GraphConv(Module):
+class GraphConv(_PyGLayer):
     """torch_geometric.nn.GraphConv: out = lin_rel(aggr_j w_ji x_j) + lin_root(x)."""
 
     def __init__(self, in_channels, out_channels: int, aggr: str = "add", bias: bool = True, **kwargs):
         super().__init__()
-        _check_kwargs(self, "GraphConv", kwargs)
+        self._aggr = _string_aggr("GraphConv", aggr, _AGGRS["GraphConv"])  # a list or Aggregation: named first
+        self._pyg_kwargs("GraphConv", kwargs, aggr=None)
         if not isinstance(in_channels, int):
             _refuse("GraphConv", "a (source, destination) pair of in_channels")
-        if aggr not in ("add", "sum", "mean"):
-            _refuse("GraphConv", f"aggr={aggr!r} (add and mean are)")
         self.in_channels, self.out_channels, self.aggr = in_channels, out_channels, aggr
         self.lin_rel = _linear(in_channels, out_channels, bias=bias)
         self.lin_root = _linear(in_channels, out_channels, bias=False)
@@ -154,14 +304,15 @@ class GraphConv(Module):
         x = _single("GraphConv", x)
         if size is not None:
             _refuse("GraphConv", "size")
-        layer = {"name": "graphconv", "dim": self.in_channels, "aggr": "mean" if self.aggr == "mean" else "sum",
-                 "weighted": edge_weight is not None}
-        out = _run(layer, x, edge_index, {"x": x}, "keep", edge_weight)
+        folded = _fold(x)
+        layer = {"name": "graphconv", "dim": folded.size(1), "aggr": self._aggr, "weighted": edge_weight is not None}
+        out = _unfold(_run(layer, folded, edge_index, {"x": folded}, "keep", edge_weight), x)
         return self.lin_rel(out) + self.lin_root(x)
 
 
-class SAGEConv(Module):
-    """torch_geometric.nn.SAGEConv: out = lin_l(aggr_j x_j) + lin_r(x)."""
+class SAGEConv(_PyGLayer):
+    """torch_geometric.nn.SAGEConv: out = lin_l(aggr_j x_j) + lin_r(x), x_j first relu(lin(x_j)) with project,
+    out L2-normalized with normalize."""
 
     def __init__(
         self,
@@ -175,36 +326,45 @@ class SAGEConv(Module):
         **kwargs,
     ):
         super().__init__()
-        _check_kwargs(self, "SAGEConv", kwargs)
+        self._aggr = _string_aggr("SAGEConv", aggr, _AGGRS["SAGEConv"])  # a list or Aggregation: named first
+        self._pyg_kwargs("SAGEConv", kwargs, aggr=None)
         if not isinstance(in_channels, int):
             _refuse("SAGEConv", "a (source, destination) pair of in_channels")
-        if not isinstance(aggr, str) or aggr not in ("mean", "max", "min", "sum", "add"):
-            _refuse("SAGEConv", f"aggr={aggr!r} (mean, max, min and sum are)")
-        if normalize:
-            _refuse("SAGEConv", "normalize=True")
+        self.in_channels, self.out_channels, self.aggr = in_channels, out_channels, aggr
+        self.normalize, self.root_weight, self.project = normalize, root_weight, project
         if project:
-            _refuse("SAGEConv", "project=True")
-        self.in_channels, self.out_channels, self.root_weight = in_channels, out_channels, root_weight
-        self.aggr = "sum" if aggr == "add" else aggr
+            if in_channels <= 0:
+                raise ValueError("'SAGEConv' does not support lazy initialization with `project=True`")
+            self.lin = Linear(in_channels, in_channels, bias=True)  # PyG's default (kaiming) initialization
         self.lin_l = _linear(in_channels, out_channels, bias=bias)
         self.lin_r = _linear(in_channels, out_channels, bias=False) if root_weight else None
-        self._layer = {"name": "sage", "dim": in_channels, "aggr": self.aggr}
-        _core.Layer.from_library(**self._layer)  # refused options fail here, not at the first forward
+        if in_channels > 0:  # refused options fail here, not at the first forward
+            _core.Layer.from_library(name="sage", dim=in_channels, aggr=self._aggr)
+
+    def __repr__(self) -> str:
+        return f"SAGEConv({self.in_channels}, {self.out_channels}, aggr={self.aggr})"
 
     def forward(self, x, edge_index: Tensor, size=None) -> Tensor:
         x = _single("SAGEConv", x)
         if size is not None:
             _refuse("SAGEConv", "size")
-        out = self.lin_l(_run(self._layer, x, edge_index, {"x": x}))
-        return out + self.lin_r(x) if self.lin_r is not None else out
+        x_src = self.lin(x).relu() if self.project else x
+        folded = _fold(x_src)
+        layer = {"name": "sage", "dim": folded.size(1), "aggr": self._aggr}
+        out = self.lin_l(_unfold(_run(layer, folded, edge_index, {"x": folded}), x_src))
+        if self.lin_r is not None:
+            out = out + self.lin_r(x)
+        if self.normalize:
+            out = torch.nn.functional.normalize(out, p=2.0, dim=-1)
+        return out
 
 
-class GINConv(Module):
+class GINConv(_PyGLayer):
     """torch_geometric.nn.GINConv: out = nn((1 + eps) x + sum_j x_j)."""
 
     def __init__(self, nn: Module, eps: float = 0.0, train_eps: bool = False, **kwargs):
         super().__init__()
-        _check_kwargs(self, "GINConv", kwargs)
+        self._pyg_kwargs("GINConv", kwargs)
         self.nn = nn
         self.initial_eps = eps
         self.train_eps = train_eps
@@ -213,77 +373,127 @@ class GINConv(Module):
         else:
             self.register_buffer("eps", torch.tensor([eps]))
 
+    def __repr__(self) -> str:
+        return f"GINConv(nn={self.nn})"
+
     def forward(self, x, edge_index: Tensor, size=None) -> Tensor:
         x = _single("GINConv", x)
         if size is not None:
             _refuse("GINConv", "size")
+        folded = _fold(x)
         # eps is an input of the layer: trained or not, one kernel.
-        out = _run({"name": "gin", "dim": x.size(1)}, x, edge_index, {"x": x, "eps": self.eps.to(x.dtype)})
-        return self.nn(out)
+        out = _run({"name": "gin", "dim": folded.size(1)}, folded, edge_index,
+                   {"x": folded, "eps": self.eps.to(x.dtype)})
+        return self.nn(_unfold(out, x))
+
+
+_FILL_REDUCTIONS = ("add", "sum", "mean", "min", "max", "mul")
+
+
+def _check_fill(layer: str, fill) -> None:
+    if fill is None or isinstance(fill, (int, float, Tensor)) and not isinstance(fill, bool):
+        return
+    if isinstance(fill, str) and fill in _FILL_REDUCTIONS:
+        return
+    _refuse(layer, f"fill_value={fill!r} (a number, a tensor or one of {', '.join(_FILL_REDUCTIONS)} is)")
+
+
+def _loop_rows(edge_attr: Tensor, edge_index: Tensor, num_nodes: int, fill) -> Tensor:
+    """The attributes PyG's add_self_loops gives the loops it adds (one per node, after remove_self_loops):
+    torch_geometric.utils.loop.compute_loop_attr, with its scatter reductions over each node's incoming
+    non-loop edges done as PyG does them on the CPU (so values and gradients are PyG's)."""
+    size = (num_nodes,) + tuple(edge_attr.shape[1:])
+    if fill is None:
+        return edge_attr.new_ones(size)
+    if isinstance(fill, (int, float)):
+        return edge_attr.new_full(size, fill)
+    if isinstance(fill, Tensor):
+        loops = fill.to(edge_attr.device, edge_attr.dtype)
+        if edge_attr.dim() != loops.dim():
+            loops = loops.unsqueeze(0)
+        return loops.expand(size).contiguous()
+    src, dst = edge_index[0], edge_index[1]
+    if fill == "mean":
+        # Static shapes only (no boolean indexing), so torch.compile traces it whole.
+        kept = (src != dst).to(edge_attr.dtype).view(-1, *([1] * (edge_attr.dim() - 1)))
+        sums = edge_attr.new_zeros(size).index_add(0, dst, edge_attr * kept)
+        counts = edge_attr.new_zeros((num_nodes,)).index_add(0, dst, kept.reshape(-1)).clamp(min=1)
+        return sums / counts.view(-1, *([1] * (edge_attr.dim() - 1)))
+    keep = src != dst
+    attr, col = edge_attr[keep], dst[keep]
+    index = col.view(-1, *([1] * (attr.dim() - 1))).expand_as(attr)
+    if fill in ("add", "sum"):
+        return attr.new_zeros(size).scatter_add_(0, index, attr)
+    if fill == "mul":
+        return attr.new_ones(size).scatter_reduce_(0, index, attr, reduce="prod", include_self=True)
+    return attr.new_zeros(size).scatter_reduce_(0, index, attr, reduce=f"a{fill}", include_self=False)
 
 
 def _edge_rows(layer: str, edge_attr: Optional[Tensor], edge_dim: Optional[int], edge_index: Tensor,
                num_nodes: int, replace_loops: bool, fill) -> Optional[Tensor]:
-    """edge_attr for every stored edge: edge_index's columns, then, when self loops are replaced (PyG's
-    remove_self_loops + add_self_loops), one loop per node in node order, filled with the mean of the
-    attributes of the node's incoming non-loop edges (fill_value='mean'); the input's own loops stay unread."""
+    """edge_attr for every stored edge, as rows: edge_index's columns, then, when self loops are replaced (PyG's
+    remove_self_loops + add_self_loops), one loop per node in node order, of the attributes PyG's fill_value
+    gives it; the input's own loops stay unread."""
     if edge_dim is None:
         if edge_attr is not None:
             raise _core.Error(f"gnnjit.nn.{layer}: edge_attr was given to a layer built without edge_dim")
         return None
     if edge_attr is None:
         raise _core.Error(f"gnnjit.nn.{layer}: built with edge_dim={edge_dim}, so forward needs edge_attr")
-    if edge_attr.dim() == 1:
-        edge_attr = edge_attr.view(-1, 1)
     if edge_attr.size(0) != edge_index.size(1):
         raise _core.Error(f"gnnjit.nn.{layer}: edge_attr has {edge_attr.size(0)} rows for {edge_index.size(1)} edges")
-    if not replace_loops:
-        return edge_attr
-    if fill != "mean":
-        _refuse(layer, f"fill_value={fill!r} with self loops added")
-    # Static shapes only (no boolean indexing), so torch.compile traces it whole.
-    src, dst = edge_index[0], edge_index[1]
-    kept = (src != dst).to(edge_attr.dtype).unsqueeze(1)
-    sums = edge_attr.new_zeros((num_nodes, edge_attr.size(1))).index_add(0, dst, edge_attr * kept)
-    counts = edge_attr.new_zeros((num_nodes, 1)).index_add(0, dst, kept).clamp(min=1)
-    return torch.cat([edge_attr, sums / counts], dim=0)
+    if replace_loops:
+        _check_fill(layer, fill)
+        edge_attr = torch.cat([edge_attr, _loop_rows(edge_attr, edge_index, num_nodes, fill)], dim=0)
+    return edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
 
 
-class _AttentionConv(Module):
+class _AttentionConv(_PyGLayer):
     """What GATConv, GATv2Conv and TransformerConv share: the arguments every one takes, heads, the bias."""
 
     name = ""
 
-    def _setup(self, in_channels, out_channels: int, heads: int, concat: bool, dropout: float, kwargs: dict,
-               residual: bool = False) -> None:
-        _check_kwargs(self, self.name, kwargs)
+    def _setup(self, in_channels, out_channels: int, heads: int, concat: bool, dropout: float, kwargs: dict) -> None:
+        self._pyg_kwargs(self.name, kwargs, node_dim=None)
         if not 0.0 <= dropout < 1.0:
             raise _core.Error(f"gnnjit.nn.{self.name}: dropout is a probability in [0, 1), got {dropout}")
         self.dropout = float(dropout)
-        if residual:
-            _refuse(self.name, "residual=True")
         if not isinstance(in_channels, int):
             _refuse(self.name, "a (source, destination) pair of in_channels")
         self.in_channels, self.out_channels, self.heads, self.concat = in_channels, out_channels, heads, concat
 
+    def __repr__(self) -> str:
+        return f"{self.name}({self.in_channels}, {self.out_channels}, heads={self.heads})"
+
     def _check_forward(self, x, return_attention_weights):
-        if return_attention_weights:
+        # PyG returns (out, (edge_index, alpha)) whenever return_attention_weights is a bool, False included.
+        if return_attention_weights is not None:
             _refuse(self.name, "return_attention_weights (the fused kernel never forms them)")
-        return _single(self.name, x)
+        return _plain(self.name, _single(self.name, x))
 
     def _attention_vector(self) -> Parameter:
         a = Parameter(torch.empty(1, self.heads, self.out_channels))
         _glorot(a)
         return a
 
-    def _bias(self, bias: bool) -> Optional[Parameter]:
-        return Parameter(torch.zeros(self.heads * self.out_channels if self.concat else self.out_channels)) if bias else None
+    def _total_out(self) -> int:
+        return self.heads * self.out_channels if self.concat else self.out_channels
 
-    def _layer(self, library_name: str, edge: bool, **options) -> dict:
+    def _bias(self, bias: bool) -> Optional[Parameter]:
+        return Parameter(torch.zeros(self._total_out())) if bias else None
+
+    def _residual(self, residual: bool, in_channels: int) -> None:
+        """PyG's res: a bias-free linear map of x to the output's width, added before the bias."""
+        if residual:
+            self.res = _linear(in_channels, self._total_out(), bias=False)
+        else:
+            self.register_parameter("res", None)
+
+    def _layer(self, library_name: str, edge: bool, concat: Optional[bool] = None, **options) -> dict:
         """The library layer's spec: with attention dropout in training (the kernel draws it per edge and head
         from a seed per call, as PyG's dropout on alpha), without it in eval mode."""
-        spec = {"name": library_name, "dim": self.out_channels, "heads": self.heads, "concat": self.concat,
-                "edge_features": edge, **options}
+        spec = {"name": library_name, "dim": self.out_channels, "heads": self.heads,
+                "concat": self.concat if concat is None else concat, "edge_features": edge, **options}
         if self.training and self.dropout > 0.0:
             spec["attention_dropout"] = self.dropout
         return spec
@@ -310,12 +520,14 @@ class GATConv(_AttentionConv):
         **kwargs,
     ):
         super().__init__()
-        self._setup(in_channels, out_channels, heads, concat, dropout, kwargs, residual)
+        self._setup(in_channels, out_channels, heads, concat, dropout, kwargs)
         if edge_dim is not None:
-            _refuse("GATConv", "edge_dim")
+            _refuse("GATConv", "edge_dim (edge attributes in GAT's attention)")
         self.negative_slope, self.add_self_loops, self.fill_value = negative_slope, add_self_loops, fill_value
+        self.edge_dim, self.residual = edge_dim, residual
         self.lin = _linear(in_channels, heads * out_channels, bias=False)
         self.att_src, self.att_dst = self._attention_vector(), self._attention_vector()
+        self._residual(residual, in_channels)
         self.bias = self._bias(bias)
 
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None,
@@ -328,6 +540,8 @@ class GATConv(_AttentionConv):
         layer = self._layer("gat", False, negative_slope=self.negative_slope)
         inputs = {"x": self.lin(x), "att_src": self.att_src, "att_dst": self.att_dst}
         out = _run(layer, x, edge_index, inputs, "replace" if self.add_self_loops else "keep")
+        if self.res is not None:
+            out = out + self.res(x)
         return out + self.bias if self.bias is not None else out
 
 
@@ -353,13 +567,16 @@ class GATv2Conv(_AttentionConv):
         **kwargs,
     ):
         super().__init__()
-        self._setup(in_channels, out_channels, heads, concat, dropout, kwargs, residual)
+        self._setup(in_channels, out_channels, heads, concat, dropout, kwargs)
+        if edge_dim is not None and add_self_loops:
+            _check_fill("GATv2Conv", fill_value)
         self.negative_slope, self.add_self_loops, self.fill_value = negative_slope, add_self_loops, fill_value
-        self.edge_dim, self.share_weights = edge_dim, share_weights
+        self.edge_dim, self.share_weights, self.residual = edge_dim, share_weights, residual
         self.lin_l = _linear(in_channels, heads * out_channels, bias=bias)
         self.lin_r = self.lin_l if share_weights else _linear(in_channels, heads * out_channels, bias=bias)
         self.att = self._attention_vector()
         self.lin_edge = _linear(edge_dim, heads * out_channels, bias=False) if edge_dim is not None else None
+        self._residual(residual, in_channels)
         self.bias = self._bias(bias)
 
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None,
@@ -372,11 +589,14 @@ class GATv2Conv(_AttentionConv):
             inputs["e"] = self.lin_edge(edges)
         layer = self._layer("gatv2", edges is not None, negative_slope=self.negative_slope)
         out = _run(layer, x, edge_index, inputs, "replace" if self.add_self_loops else "keep")
+        if self.res is not None:
+            out = out + self.res(x)
         return out + self.bias if self.bias is not None else out
 
 
 class TransformerConv(_AttentionConv):
-    """torch_geometric.nn.TransformerConv: softmax(q_i . (k_j [+ e_ji]) / sqrt(C)) (v_j [+ e_ji]) + lin_skip(x)."""
+    """torch_geometric.nn.TransformerConv: softmax(q_i . (k_j [+ e_ji]) / sqrt(C)) (v_j [+ e_ji]), heads
+    concatenated or averaged, plus lin_skip(x) (gated by beta: b lin_skip(x) + (1 - b) out)."""
 
     name = "TransformerConv"
 
@@ -395,17 +615,15 @@ class TransformerConv(_AttentionConv):
     ):
         super().__init__()
         self._setup(in_channels, out_channels, heads, concat, dropout, kwargs)
-        if beta:
-            _refuse("TransformerConv", "beta=True")
-        if not concat:
-            _refuse("TransformerConv", "concat=False")
-        self.edge_dim, self.root_weight = edge_dim, root_weight
-        self.lin_key = _linear(in_channels, heads * out_channels, bias=True)
-        self.lin_query = _linear(in_channels, heads * out_channels, bias=True)
-        self.lin_value = _linear(in_channels, heads * out_channels, bias=True)
+        self.beta, self.root_weight = beta and root_weight, root_weight
+        self.edge_dim = edge_dim
+        self.lin_key = _linear(in_channels, heads * out_channels, bias=bias)
+        self.lin_query = _linear(in_channels, heads * out_channels, bias=bias)
+        self.lin_value = _linear(in_channels, heads * out_channels, bias=bias)
         self.lin_edge = _linear(edge_dim, heads * out_channels, bias=False) if edge_dim is not None else None
-        # PyG keeps lin_skip whether or not root_weight uses it (so its state_dict has it).
-        self.lin_skip = _linear(in_channels, heads * out_channels, bias=bias)
+        # PyG keeps lin_skip (and lin_beta) whether or not root_weight uses it (so its state_dict has it).
+        self.lin_skip = _linear(in_channels, self._total_out(), bias=bias)
+        self.lin_beta = _linear(3 * self._total_out(), 1, bias=False) if self.beta else None
 
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None,
                 return_attention_weights=None) -> Tensor:
@@ -415,16 +633,26 @@ class TransformerConv(_AttentionConv):
         inputs = {"q": self.lin_query(x), "k": self.lin_key(x), "v": self.lin_value(x)}
         if edges is not None:
             inputs["e"] = self.lin_edge(edges)
-        out = _run(self._layer("transformer", edges is not None), x, edge_index, inputs)
-        return out + self.lin_skip(x) if self.root_weight else out
+        # The heads concatenated by the kernel; concat=False is their mean, as PyG's out.mean(dim=1).
+        out = _run(self._layer("transformer", edges is not None, concat=True), x, edge_index, inputs)
+        if not self.concat:
+            out = out.view(-1, self.heads, self.out_channels).mean(dim=1)
+        if self.root_weight:
+            x_r = self.lin_skip(x)
+            if self.lin_beta is not None:
+                b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
+                out = b * x_r + (1 - b) * out
+            else:
+                out = out + x_r
+        return out
 
 
-class AGNNConv(Module):
+class AGNNConv(_PyGLayer):
     """torch_geometric.nn.AGNNConv: softmax_j(beta cos(x_i, x_j)) x_j."""
 
     def __init__(self, requires_grad: bool = True, add_self_loops: bool = True, **kwargs):
         super().__init__()
-        _check_kwargs(self, "AGNNConv", kwargs)
+        self._pyg_kwargs("AGNNConv", kwargs)
         self.requires_grad, self.add_self_loops = requires_grad, add_self_loops
         if requires_grad:
             self.beta = Parameter(torch.ones(1))
@@ -432,31 +660,38 @@ class AGNNConv(Module):
             self.register_buffer("beta", torch.ones(1))
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        x = _plain("AGNNConv", x)
         return _run({"name": "agnn", "dim": x.size(1)}, x, edge_index, {"x": x, "beta": self.beta.to(x.dtype)},
                     "replace" if self.add_self_loops else "keep")
 
 
-class EdgeConv(Module):
+class EdgeConv(_PyGLayer):
     """torch_geometric.nn.EdgeConv with a Linear nn: aggr_j nn([x_i, x_j - x_i])."""
 
     def __init__(self, nn: Module, aggr: str = "max", **kwargs):
         super().__init__()
-        _check_kwargs(self, "EdgeConv", kwargs)
+        self._aggr = _string_aggr("EdgeConv", aggr, _AGGRS["EdgeConv"])  # a list or Aggregation: named first
+        self._pyg_kwargs("EdgeConv", kwargs, aggr=None)
         if not isinstance(nn, Linear):
             _refuse("EdgeConv", f"an nn other than one torch.nn.Linear (got {type(nn).__name__})")
-        if aggr not in ("max", "min", "mean", "add", "sum"):
-            _refuse("EdgeConv", f"aggr={aggr!r}")
-        if nn.in_features % 2:
+        if not isinstance(nn, torch.nn.LazyLinear) and nn.in_features % 2:
             raise _core.Error(f"gnnjit.nn.EdgeConv: nn takes [x_i, x_j - x_i], so an even in_features; got {nn.in_features}")
-        self.nn, self.aggr = nn, "sum" if aggr == "add" else aggr
-        self._layer = {"name": "edgeconv", "dim": nn.out_features, "aggr": self.aggr}
+        self.nn, self.aggr = nn, aggr
+
+    def __repr__(self) -> str:
+        return f"EdgeConv(nn={self.nn})"
 
     def forward(self, x, edge_index: Tensor) -> Tensor:
         x = _single("EdgeConv", x)
+        if isinstance(self.nn, torch.nn.modules.lazy.LazyModuleMixin) and self.nn.has_uninitialized_params():
+            with torch.no_grad():  # a lazy Linear learns its in_features (2 F) from its first input, as in PyG
+                self.nn(x.new_zeros(1, 2 * x.size(-1)))
         # nn([x_i, x_j - x_i]) = (W1 - W2) x_i + c + W2 x_j (layers/EdgeConv.cpp).
         f = self.nn.in_features // 2
         w1, w2 = self.nn.weight[:, :f], self.nn.weight[:, f:]
         a = x @ (w1 - w2).t()
         if self.nn.bias is not None:
             a = a + self.nn.bias
-        return _run(self._layer, x, edge_index, {"a": a, "b": x @ w2.t()})
+        fa, fb = _fold(a), _fold(x @ w2.t())
+        layer = {"name": "edgeconv", "dim": fa.size(1), "aggr": self._aggr}
+        return _unfold(_run(layer, fa, edge_index, {"a": fa, "b": fb}), a)

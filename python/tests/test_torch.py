@@ -110,11 +110,9 @@ def test_signatures_match_pyg(name):
     "make, message",
     [
         (lambda: gnnjit.nn.GCNConv(IN, OUT, improved=True), "improved=True"),
-        (lambda: gnnjit.nn.GCNConv(IN, OUT, normalize=False), "normalize=False"),
-        (lambda: gnnjit.nn.GATConv(IN, OUT, residual=True), "residual"),
-        (lambda: gnnjit.nn.SAGEConv(IN, OUT, normalize=True), "normalize"),
         (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr="std"), "aggr"),
-        (lambda: gnnjit.nn.TransformerConv(IN, OUT, beta=True), "beta"),
+        (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr=["mean", "max"]), "aggr"),
+        (lambda: gnnjit.nn.GATConv(IN, OUT, edge_dim=3), "edge_dim"),
         (lambda: gnnjit.nn.EdgeConv(torch.nn.Sequential(torch.nn.Linear(2 * IN, OUT))), "Linear"),
         (lambda: gnnjit.nn.GCNConv(IN, OUT, node_dim=1), "node_dim"),
         (lambda: gnnjit.nn.GCNConv(IN, OUT, flow="target_to_source"), "flow"),
@@ -285,6 +283,33 @@ def test_graphs_are_cached_and_never_stale():
     after = ours(x, edge_index)
     assert not torch.equal(before, after)
     torch.testing.assert_close(after, theirs(x, edge_index), rtol=1e-9, atol=1e-9)
+
+
+def test_a_cached_graph_lives_as_long_as_its_tensors():
+    cache = GraphCache(size=4)
+    edge_index, _, _ = random_graph()
+    weight = torch.rand(edge_index.size(1))
+    cache.get(edge_index, 30)
+    cache.get(edge_index, 30, weight, "add_remaining")
+    assert len(cache) == 2
+    del weight  # the weighted graph goes with its edge_weight, the other stays
+    assert len(cache) == 1
+    del edge_index  # and with the edge_index, the last one (the fast path held no reference either)
+    assert len(cache) == 0
+    # A graph per step: the cache never holds more than the live tensors' graphs.
+    for step in range(10):
+        cache.get(random_graph()[0], 30)
+        assert len(cache) == 0
+    assert cache.builds == 12
+    # In-place changes to edge_weight are seen too.
+    edge_index, _, _ = random_graph()
+    weight = torch.rand(edge_index.size(1))
+    g = cache.get(edge_index, 30, weight, "keep")
+    assert cache.get(edge_index, 30, weight, "keep") is g
+    weight.mul_(2)
+    g2 = cache.get(edge_index, 30, weight, "keep")
+    assert g2 is not g
+    assert torch.allclose(torch.tensor(g2.incoming()["offsets"]), torch.tensor(g.incoming()["offsets"]))
 
 
 def test_index_type_of_a_graph_follows_from_its_shapes():
