@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 from torch.nn import Linear, Module, Parameter
 
-from gnnjit import _core
+from gnnjit import _adjacency, _core
 from gnnjit.ops import dropout_seed, run_layer
 
 __all__ = [
@@ -159,10 +159,33 @@ def _linear(in_channels: int, out_channels: int, bias: bool) -> Module:
 def _check_edge_index(edge_index) -> None:
     if not isinstance(edge_index, Tensor) or edge_index.layout != torch.strided:
         raise NotImplementedError(
-            f"gnnjit.nn: edge_index as a sparse adjacency matrix ({type(edge_index).__name__}, "
-            f"{getattr(edge_index, 'layout', 'SparseTensor')}) is not supported yet: pass a [2, num_edges] tensor")
+            f"gnnjit.nn: edge_index of type {type(edge_index).__name__} "
+            f"({getattr(edge_index, 'layout', 'no layout')}) is not supported: pass a [2, num_edges] tensor or a "
+            f"sparse adj_t (torch.sparse COO, CSR or CSC; torch_sparse.SparseTensor)")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise _core.Error(f"edge_index must be a tensor of shape [2, num_edges], got {list(edge_index.shape)}")
+
+
+def _graph_input(layer: str, edge_index, edge_weight: Optional[Tensor], values: str):
+    """(edge_index, edge_weight) of a call. A sparse adj_t (PyG's: torch.sparse COO/CSR/CSC, or a
+    torch_sparse.SparseTensor) gives the edges of its nonzeros (adj_t[i, j]: the edge j -> i) and, by `values`:
+    'weights' (GCN, GraphConv: PyG multiplies messages by them), 'ones' (SAGE, GIN: PyG's spmm multiplies by
+    them too, and these kernels take no weights, so values other than 1 are refused), 'ignored' (the attention
+    layers and EdgeConv: PyG computes each edge's message from the pattern alone)."""
+    if not _adjacency.is_adjacency(edge_index):
+        _check_edge_index(edge_index)
+        return edge_index, edge_weight
+    rows, cols = _adjacency.shape(edge_index)[:2]
+    if rows != cols:
+        _refuse(layer, f"a non-square adjacency ({rows} x {cols}: a bipartite graph)")
+    if edge_weight is not None:
+        _refuse(layer, "edge_weight with a sparse adjacency (its values are the weights)")
+    e = _adjacency.edges(edge_index)
+    if values == "weights":
+        return e.edge_index, e.values
+    if values == "ones" and not e.unit:
+        _refuse(layer, "a sparse adjacency with values other than 1 (PyG multiplies the messages by them)")
+    return e.edge_index, None
 
 
 def _nodes(x: Tensor, edge_index: Tensor) -> int:
@@ -265,24 +288,40 @@ class GCNConv(_PyGLayer):
         self._cached_edge_index = None
         self._cached_adj_t = None
 
+    def _graph(self, x: Tensor, edge_index, edge_weight: Optional[Tensor]):
+        """(edge_index, edge_weight, self_loops) of a call's graph, self loops as PyG's gcn_norm adds them: to an
+        edge_index, add_remaining_self_loops (one loop per node, of weight 1 or the weight of the node's last
+        own loop: 'replace' without weights, 'add_remaining' with them); to a torch.sparse adj_t, add_self_loops
+        (its own loops kept, one of weight 1 more per node); to a SparseTensor, fill_diag (the diagonal set to
+        1). Without normalization, none."""
+        adj = edge_index if _adjacency.is_adjacency(edge_index) else None
+        edge_index, edge_weight = _graph_input("GCNConv", edge_index, edge_weight, "weights")
+        if not (self.normalize and self.add_self_loops):
+            return edge_index, edge_weight, "keep"
+        if adj is None:
+            return edge_index, edge_weight, "add_remaining" if edge_weight is not None else "replace"
+        if _adjacency.is_sparse_tensor_class(adj):
+            return edge_index, edge_weight, "replace"
+        edge_index, edge_weight = _adjacency.edges(adj).with_loops(x.size(-2))
+        return edge_index, edge_weight, "keep"
+
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
-        _check_edge_index(edge_index)
-        if self.normalize:
-            # PyG, cached=True: the first call's graph (and weights) stand for every later call's.
-            if self.cached and self._cached_edge_index is not None:
-                edge_index, edge_weight = self._cached_edge_index
-            elif self.cached:
-                self._cached_edge_index = (edge_index, edge_weight)
+        # PyG, cached=True: the first call's graph (and weights) stand for every later call's, one cache for
+        # tensors (an edge_index or a torch.sparse adj_t) and one for SparseTensors.
+        cache = "_cached_adj_t" if _adjacency.is_sparse_tensor_class(edge_index) else "_cached_edge_index"
+        if self.normalize and self.cached and getattr(self, cache) is not None:
+            edge_index, edge_weight, loops = getattr(self, cache)
+        else:
+            edge_index, edge_weight, loops = self._graph(x, edge_index, edge_weight)
+            if self.normalize and self.cached:
+                setattr(self, cache, (edge_index, edge_weight, loops))
         h = self.lin(x)
         folded = _fold(h)
         weighted = edge_weight is not None
         if self.normalize:
             layer = {"name": "gcn", "dim": folded.size(1), "weighted": weighted}
-            # add_remaining_self_loops leaves one loop per node, of weight 1 or the weight of the node's own loop
-            # (its last): 'replace' without weights, 'add_remaining' with them.
-            loops = "keep" if not self.add_self_loops else "add_remaining" if weighted else "replace"
         else:  # no normalization, no self loops: a (weighted) sum
-            layer, loops = {"name": "graphconv", "dim": folded.size(1), "aggr": "sum", "weighted": weighted}, "keep"
+            layer = {"name": "graphconv", "dim": folded.size(1), "aggr": "sum", "weighted": weighted}
         out = _unfold(_run(layer, folded, edge_index, {"x": folded}, loops, edge_weight), h)
         return out + self.bias if self.bias is not None else out
 
@@ -304,6 +343,7 @@ class GraphConv(_PyGLayer):
         x = _single("GraphConv", x)
         if size is not None:
             _refuse("GraphConv", "size")
+        edge_index, edge_weight = _graph_input("GraphConv", edge_index, edge_weight, "weights")
         folded = _fold(x)
         layer = {"name": "graphconv", "dim": folded.size(1), "aggr": self._aggr, "weighted": edge_weight is not None}
         out = _unfold(_run(layer, folded, edge_index, {"x": folded}, "keep", edge_weight), x)
@@ -348,6 +388,7 @@ class SAGEConv(_PyGLayer):
         x = _single("SAGEConv", x)
         if size is not None:
             _refuse("SAGEConv", "size")
+        edge_index, _ = _graph_input("SAGEConv", edge_index, None, "ones")
         x_src = self.lin(x).relu() if self.project else x
         folded = _fold(x_src)
         layer = {"name": "sage", "dim": folded.size(1), "aggr": self._aggr}
@@ -380,6 +421,7 @@ class GINConv(_PyGLayer):
         x = _single("GINConv", x)
         if size is not None:
             _refuse("GINConv", "size")
+        edge_index, _ = _graph_input("GINConv", edge_index, None, "ones")
         folded = _fold(x)
         # eps is an input of the layer: trained or not, one kernel.
         out = _run({"name": "gin", "dim": folded.size(1)}, folded, edge_index,
@@ -535,6 +577,7 @@ class GATConv(_AttentionConv):
         x = self._check_forward(x, return_attention_weights)
         if size is not None:
             _refuse("GATConv", "size")
+        edge_index, _ = _graph_input("GATConv", edge_index, None, "ignored")
         if edge_attr is not None:
             raise _core.Error("gnnjit.nn.GATConv: edge_attr was given to a layer built without edge_dim")
         layer = self._layer("gat", False, negative_slope=self.negative_slope)
@@ -582,6 +625,7 @@ class GATv2Conv(_AttentionConv):
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None,
                 return_attention_weights=None) -> Tensor:
         x = self._check_forward(x, return_attention_weights)
+        edge_index, _ = _graph_input("GATv2Conv", edge_index, None, "ignored")
         n = _nodes(x, edge_index)
         edges = _edge_rows("GATv2Conv", edge_attr, self.edge_dim, edge_index, n, self.add_self_loops, self.fill_value)
         inputs = {"xl": self.lin_l(x), "xr": self.lin_r(x), "att": self.att}
@@ -628,6 +672,7 @@ class TransformerConv(_AttentionConv):
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None,
                 return_attention_weights=None) -> Tensor:
         x = self._check_forward(x, return_attention_weights)
+        edge_index, _ = _graph_input("TransformerConv", edge_index, None, "ignored")
         n = _nodes(x, edge_index)
         edges = _edge_rows("TransformerConv", edge_attr, self.edge_dim, edge_index, n, False, None)
         inputs = {"q": self.lin_query(x), "k": self.lin_key(x), "v": self.lin_value(x)}
@@ -661,6 +706,7 @@ class AGNNConv(_PyGLayer):
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
         x = _plain("AGNNConv", x)
+        edge_index, _ = _graph_input("AGNNConv", edge_index, None, "ignored")
         return _run({"name": "agnn", "dim": x.size(1)}, x, edge_index, {"x": x, "beta": self.beta.to(x.dtype)},
                     "replace" if self.add_self_loops else "keep")
 
@@ -683,6 +729,7 @@ class EdgeConv(_PyGLayer):
 
     def forward(self, x, edge_index: Tensor) -> Tensor:
         x = _single("EdgeConv", x)
+        edge_index, _ = _graph_input("EdgeConv", edge_index, None, "ignored")
         if isinstance(self.nn, torch.nn.modules.lazy.LazyModuleMixin) and self.nn.has_uninitialized_params():
             with torch.no_grad():  # a lazy Linear learns its in_features (2 F) from its first input, as in PyG
                 self.nn(x.new_zeros(1, 2 * x.size(-1)))

@@ -276,8 +276,6 @@ def test_unsupported_forward_arguments_are_refused():
             conv(xf, edge_index, size=(14, 14))
         with pytest.raises(NotImplementedError, match="bipartite"):
             conv((xf, xf), edge_index)
-    with pytest.raises(NotImplementedError, match="sparse adjacency"):
-        gnnjit.nn.GCNConv(IN, OUT)(xf, torch.sparse_coo_tensor(edge_index, torch.ones(edge_index.size(1))).t())
     with pytest.raises(TypeError, match="node_dim"):
         gnnjit.nn.GATConv(IN, OUT, node_dim=0)
 
@@ -302,3 +300,76 @@ def test_explain_jittable_and_decomposed_layers():
     conv.decomposed_layers = 2  # a memory bound in PyG: the same output
     assert conv.decomposed_layers == 2
     torch.testing.assert_close(conv(x.float(), edge_index), out)
+
+
+def adjacency(edge_index, values, n, layout):
+    """PyG's adj_t of edge_index (adj_t[i, j]: the edge j -> i) in a torch.sparse layout."""
+    adj_t = torch.sparse_coo_tensor(edge_index.flip(0), values, (n, n)).coalesce()
+    return {"coo": adj_t, "csr": adj_t.to_sparse_csr(), "csc": adj_t.to_sparse_csc()}[layout]
+
+
+ADJACENCY_LAYERS = [
+    ("weights", lambda m: m.GCNConv(IN, OUT)),
+    ("weights", lambda m: m.GraphConv(IN, OUT, aggr="mean")),
+    ("ones", lambda m: m.SAGEConv(IN, OUT, aggr="max")),
+    ("ones", lambda m: m.GINConv(torch.nn.Linear(IN, OUT))),
+    ("ignored", lambda m: m.GATConv(IN, OUT, heads=2)),
+    ("ignored", lambda m: m.GATv2Conv(IN, OUT, heads=2)),
+    ("ignored", lambda m: m.TransformerConv(IN, OUT, heads=2)),
+    ("ignored", lambda m: m.AGNNConv()),
+    ("ignored", lambda m: m.EdgeConv(torch.nn.Linear(2 * IN, OUT))),
+]
+
+
+# PyG takes CSC adjacencies in the layers that aggregate by spmm, not in gcn_norm nor per-edge messages.
+ADJACENCY_CASES = [(v, make, layout) for k, (v, make) in enumerate(ADJACENCY_LAYERS)
+                   for layout in (["coo", "csr", "csc"] if k in (1, 2, 3) else ["coo", "csr"])]
+
+
+@pytest.mark.parametrize("values, make, layout", ADJACENCY_CASES, ids=range(len(ADJACENCY_CASES)))
+def test_sparse_adjacency_matches_pyg(values, make, layout):
+    """A sparse adj_t gives what PyG's layer gives on it: its values as edge weights (GCN, GraphConv), ones
+    (SAGE, GIN), or its pattern alone (attention, EdgeConv); output and every gradient."""
+    edge_index, x, _ = graph()
+    edge_index = torch.unique(edge_index, dim=1)  # a sparse matrix has one entry per (row, column)
+    g = torch.Generator().manual_seed(3)
+    weights = torch.rand(edge_index.size(1), generator=g, dtype=torch.float64) + 0.5
+    adj_t = adjacency(edge_index, weights if values == "weights" else torch.ones_like(weights), 14, layout)
+    theirs, ours = pair(make)
+    want, want_grads = run(theirs, [x, adj_t], [0])
+    got, got_grads = run(ours, [x, adj_t], [0])
+    torch.testing.assert_close(got, want, **TOL)
+    for name in want_grads:
+        torch.testing.assert_close(got_grads[name], want_grads[name], **TOL, msg=name)
+
+
+def test_sparse_adjacency_is_built_once_and_refused_where_pyg_would_differ():
+    from gnnjit.graphs import default_cache
+
+    edge_index, x, _ = graph()
+    edge_index = torch.unique(edge_index, dim=1)
+    adj_t = adjacency(edge_index, torch.ones(edge_index.size(1), dtype=torch.float64), 14, "csr")
+    conv = gnnjit.nn.SAGEConv(IN, OUT).double()
+    conv(x, adj_t)
+    builds = default_cache.builds
+    conv(x, adj_t)
+    assert default_cache.builds == builds  # the same adj_t finds its graph
+    twice = adjacency(edge_index, torch.full((edge_index.size(1),), 2.0, dtype=torch.float64), 14, "csr")
+    with pytest.raises(NotImplementedError, match="values other than 1"):
+        conv(x, twice)
+    with pytest.raises(NotImplementedError, match="non-square"):
+        conv(x, torch.sparse_coo_tensor(edge_index, torch.ones(edge_index.size(1)), (14, 20)))
+    with pytest.raises(NotImplementedError, match="edge_weight with a sparse adjacency"):
+        gnnjit.nn.GCNConv(IN, OUT).double()(x, adj_t, torch.ones(edge_index.size(1)))
+
+
+def test_gcn_cached_keeps_one_graph_per_input_kind_as_pyg_does():
+    """PyG's GCNConv(cached=True) keeps the first tensor's normalized graph, an edge_index's or a torch.sparse
+    adj_t's (with the self loops as gcn_norm adds them to each), for every later call with either."""
+    edge_index, x, _ = graph()
+    edge_index = torch.unique(edge_index, dim=1)
+    adj_t = adjacency(edge_index, torch.ones(edge_index.size(1), dtype=torch.float64), 14, "csr")
+    for first in (edge_index, adj_t):
+        theirs, ours = pair(lambda m: m.GCNConv(IN, OUT, cached=True))
+        for inputs in ((x, first), (x, adj_t), (x, edge_index)):
+            torch.testing.assert_close(ours(*inputs), theirs(*inputs), **TOL)
