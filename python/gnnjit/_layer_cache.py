@@ -18,7 +18,7 @@ from gnnjit._cuda import current_device as _current_device
 from gnnjit._cuda import install_allocator
 from gnnjit._cuda import is_current as _current
 from gnnjit._cuda import stream as _stream
-from gnnjit._layers import saved_layout, seed_value
+from gnnjit._layers import io, saved_layout, seed_value
 from gnnjit.graphs import CachedGraph, default_cache, index_type
 
 
@@ -38,12 +38,12 @@ class _CudaRun:
     shapes of each pass's results and of the values the forward saves, and where each output is among the
     results."""
 
-    def __init__(self, spec: str, plan: _core.LayerPlan, layer: _core.Layer, graph: CachedGraph, device: int):
+    def __init__(self, spec: str, plan: _core.LayerPlan, graph: CachedGraph, device: int):
         install_allocator()
         self.runner = _core.CudaLayer(plan, graph.device_graph(device))
         self.device = torch.device("cuda", device)
-        self.input_names = [s["name"] for s in layer.inputs]
-        self.output_names = [o["name"] for o in layer.outputs]
+        _, self.input_names, outputs = io(spec)  # read once per spec, not per graph
+        self.output_names = [name for name, _ in outputs]
         forward = self.runner.results(False)
         self.forward_shapes = [(rows, width) for _, rows, width in forward]
         self.output_slots = [[name for name, _, _ in forward].index(n) for n in self.output_names]
@@ -86,7 +86,7 @@ def _cuda_run(spec: str, layer: _core.Layer, graph: CachedGraph, device: torch.d
     key = (spec, index, deterministic)
     run = graph.layers.get(key)
     if run is None:
-        run = graph.layers[key] = _CudaRun(spec, _plan(spec, layer, index, deterministic), layer, graph, index)
+        run = graph.layers[key] = _CudaRun(spec, _plan(spec, layer, index, deterministic), graph, index)
     return run
 
 
