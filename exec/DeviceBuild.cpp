@@ -112,6 +112,8 @@ void checkInput(const DeviceEdges &edges, const graph::BuildOptions &options) {
     throwUserError("a graph built on the GPU takes fewer than {} nodes and edges together; this one has {} nodes "
                    "and {} edges (build it on the host: a CPU edge_index)",
                    limit, edges.numNodes, edges.numEdges);
+  if (!std::isfinite(options.loopWeight))
+    throwUserError("added self loops would weigh {}; a loop weight must be finite", options.loopWeight);
   if (edges.numEdges > 0 && (edges.src == nullptr || edges.dst == nullptr))
     throwInternalError("device edges without arrays");
 }
@@ -123,7 +125,7 @@ public:
       : edges_(edges), stream_(stream), mode_(loopMode(options.selfLoops)),
         numEdges_(static_cast<uint32_t>(edges.numEdges)), numNodes_(static_cast<uint32_t>(edges.numNodes)),
         adds_(graph::addsSelfLoops(options.selfLoops)), count_(numEdges_ + (adds_ ? numNodes_ : 0)),
-        weighted_(edges.weights != nullptr),
+        weighted_(graph::buildsWeights(edges.weights != nullptr, options)), loopWeight_(options.loopWeight),
         index_(chooseIndex(options.index, edges.numNodes, static_cast<int64_t>(count_))) {}
 
   std::unique_ptr<DeviceGraph> run() {
@@ -157,7 +159,7 @@ private:
     runtime::DeviceMemory srcKey = words(count_), dstKey = words(count_), candidate = words(count_);
     runtime::DeviceMemory hasLoop = words(mode_ == build::kAddMissing ? numNodes_ : 0);
     runtime::DeviceMemory kept = words(mode_ == build::kAddMissing ? numNodes_ : 0);
-    if (mode_ == build::kAddRemaining && weighted_)
+    if (mode_ == build::kAddRemaining && edges_.weights != nullptr)
       c.lastLoop = words(numNodes_);
     if (mode_ == build::kAddMissing)
       c.addedRank = words(numNodes_);
@@ -224,6 +226,7 @@ private:
                                        typed<uint32_t>(c.addedRank),
                                        typed<uint32_t>(c.lastLoop),
                                        edges_.weights,
+                                       loopWeight_,
                                        count_,
                                        numEdges_,
                                        numNodes_,
@@ -330,7 +333,8 @@ private:
   uint32_t numEdges_, numNodes_;
   bool adds_;
   uint32_t count_; ///< candidates: the input edges, then one loop per node when loops are added
-  bool weighted_;
+  bool weighted_;     ///< the graph stores weights (given, or made by loops of another weight)
+  float loopWeight_; ///< graph::BuildOptions::loopWeight
   graph::IndexType index_;
   runtime::DeviceMemory summary_;
   DeviceBuilt built_;

@@ -50,7 +50,8 @@ cudaError_t gatherKeys(const uint32_t *index, const uint32_t *table, uint32_t *o
 template <typename Index, typename Id>
 cudaError_t emitIncomingFrom(const IncomingArgs &a, Summary *summary, cudaStream_t stream) {
   return launch(kernels::emitIncoming<Index, Id>, a.count, stream, a.rows, a.order, static_cast<const Id *>(a.src),
-                a.count, a.numEdges, a.numNodes, a.addedRank, a.weightIn, a.lastLoop, static_cast<Index *>(a.offsets),
+                a.count, a.numEdges, a.numNodes, a.addedRank, a.weightIn, a.lastLoop, a.loopWeight,
+                static_cast<Index *>(a.offsets),
                 static_cast<Index *>(a.indices), static_cast<Index *>(a.edgeIds), a.weightOut, a.transposeKey,
                 a.position, a.loopsOf, summary);
 }

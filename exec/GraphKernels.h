@@ -52,7 +52,8 @@ struct IncomingArgs {
   const void *src; ///< the input edges' sources (Id)
   bool src64;      ///< Id is int64_t (else int32_t)
   const uint32_t *addedRank, *lastLoop;
-  const float *weightIn;
+  const float *weightIn; ///< the input's weights, or null (its edges weigh 1)
+  float loopWeight;      ///< what an added loop weighs without an own loop's weight
   uint32_t count, numEdges, numNodes;
   void *offsets, *indices, *edgeIds; ///< Index
   float *weightOut;

@@ -24,7 +24,9 @@ struct Graph::Lazy {
 
 namespace {
 
-void validate(const EdgeList &edges) {
+void validate(const EdgeList &edges, const BuildOptions &options) {
+  if (!std::isfinite(options.loopWeight))
+    throwUserError("added self loops would weigh {}; a loop weight must be finite", options.loopWeight);
   if (edges.numNodes < 0)
     throwUserError("the graph declares {} nodes; a node count cannot be negative", edges.numNodes);
   if (edges.src.size() != edges.dst.size())
@@ -54,12 +56,12 @@ struct Candidates {
 
 Candidates gatherCandidates(const EdgeList &edges, const BuildOptions &options) {
   Candidates c;
-  const bool weighted = edges.hasWeights();
+  const bool weighted = buildsWeights(edges.hasWeights(), options);
   const bool dropLoops = dropsSelfLoops(options.selfLoops);
   // AddRemaining: the weight each node's added loop takes (its last own loop's).
   std::vector<float> loopWeight;
-  if (weighted && options.selfLoops == SelfLoops::AddRemaining)
-    loopWeight.assign(static_cast<size_t>(edges.numNodes), 1.0f);
+  if (edges.hasWeights() && options.selfLoops == SelfLoops::AddRemaining)
+    loopWeight.assign(static_cast<size_t>(edges.numNodes), options.loopWeight);
   for (int64_t k = 0; k < edges.numEdges(); ++k) {
     if (dropLoops && edges.src[k] == edges.dst[k]) {
       if (!loopWeight.empty())
@@ -71,7 +73,7 @@ Candidates gatherCandidates(const EdgeList &edges, const BuildOptions &options) 
     if (dropLoops)
       c.inputId.push_back(k);
     if (weighted)
-      c.weight.push_back(edges.weight[k]);
+      c.weight.push_back(edges.hasWeights() ? edges.weight[k] : 1.0f);
   }
   c.numInput = static_cast<int64_t>(c.src.size());
   if (options.symmetrize) {
@@ -89,7 +91,7 @@ Candidates gatherCandidates(const EdgeList &edges, const BuildOptions &options) 
       c.src.push_back(i);
       c.dst.push_back(i);
       if (weighted)
-        c.weight.push_back(loopWeight.empty() ? 1.0f : loopWeight[static_cast<size_t>(i)]);
+        c.weight.push_back(loopWeight.empty() ? options.loopWeight : loopWeight[static_cast<size_t>(i)]);
     }
   }
   return c;
@@ -267,7 +269,7 @@ Csr transpose(const Csr &csr, int64_t numCols) {
 }
 
 Graph Graph::fromEdges(const EdgeList &edges, const BuildOptions &options) {
-  validate(edges);
+  validate(edges, options);
   // Fail before sorting (which allocates per node) when int32 cannot hold
   // the node ids; the edge count is known after cleaning.
   if (options.index == IndexChoice::Int32)

@@ -47,7 +47,17 @@ struct BuildOptions {
   bool removeDuplicates = false;
   /// Auto picks int32 when node and edge counts fit, int64 otherwise.
   IndexChoice index = IndexChoice::Auto;
+  /// The weight of a self loop cleaning adds where no own loop gives it one
+  /// (PyG's fill_value: 2 for GCN's improved). Other than 1 on a graph
+  /// without weights, the graph is weighted: its input edges weigh 1.
+  float loopWeight = 1.0f;
 };
+
+/// Whether a build with these options stores weights (the input has them,
+/// or it adds loops weighing other than 1).
+inline bool buildsWeights(bool inputWeighted, const BuildOptions &options) {
+  return inputWeighted || (addsSelfLoops(options.selfLoops) && options.loopWeight != 1.0f);
+}
 
 class Graph {
 public:

@@ -108,7 +108,7 @@ __device__ inline void writeOffsets(const uint32_t *keys, uint32_t p, uint32_t c
 template <typename Index, typename Id>
 __global__ void emitIncoming(const uint32_t *rows, const uint32_t *order, const Id *src, uint32_t count,
                              uint32_t numEdges, uint32_t numNodes, const uint32_t *addedRank, const float *weightIn,
-                             const uint32_t *lastLoop, Index *offsets, Index *indices, Index *edgeIds,
+                             const uint32_t *lastLoop, float loopWeight, Index *offsets, Index *indices, Index *edgeIds,
                              float *weightOut, uint32_t *transposeKey, uint32_t *position, uint32_t *loopsOf,
                              Summary *summary) {
   const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
@@ -126,9 +126,11 @@ __global__ void emitIncoming(const uint32_t *rows, const uint32_t *order, const 
       indices[p] = static_cast<Index>(s);
       edgeIds[p] = static_cast<Index>(input ? c : numEdges + (addedRank ? addedRank[added] : added));
       if (weightOut != nullptr) {
-        float w = 1.0f;
+        // Input edges of a graph given no weights weigh 1; an added loop its
+        // node's last own loop's weight (add-remaining) or loopWeight.
+        float w = loopWeight;
         if (input)
-          w = weightIn[c];
+          w = weightIn != nullptr ? weightIn[c] : 1.0f;
         else if (lastLoop != nullptr && lastLoop[added] != 0)
           w = weightIn[lastLoop[added] - 1];
         weightOut[p] = w;

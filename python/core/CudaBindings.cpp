@@ -106,7 +106,7 @@ struct PyDeviceGraph {
 /// `stream` of `device`.
 PyDeviceGraph *buildDeviceGraph(uintptr_t src, uintptr_t dst, const std::string &dtype, int64_t numEdges,
                                 int64_t numNodes, uintptr_t weights, const std::string &selfLoops,
-                                const std::string &index, int device, uintptr_t stream) {
+                                const std::string &index, float loopWeight, int device, uintptr_t stream) {
   useDevice(device);
   if (dtype != "int32" && dtype != "int64")
     throwUserError("edge_index must hold int32 or int64 ids; got {}", dtype);
@@ -120,6 +120,7 @@ PyDeviceGraph *buildDeviceGraph(uintptr_t src, uintptr_t dst, const std::string 
   graph::BuildOptions options;
   options.selfLoops = parseSelfLoops(selfLoops);
   options.index = parseIndex(index);
+  options.loopWeight = loopWeight;
   auto built = exec::buildOnDevice(edges, options, reinterpret_cast<cudaStream_t>(stream));
   return new PyDeviceGraph{nb::none(), device, std::move(built)};
 }
@@ -339,10 +340,12 @@ void registerCuda(nb::module_ &m) {
           nb::arg("graph"), nb::arg("device") = 0)
       .def_static("from_edges", &buildDeviceGraph, nb::arg("src"), nb::arg("dst"), nb::arg("dtype"),
                   nb::arg("num_edges"), nb::arg("num_nodes"), nb::arg("weights") = 0, nb::arg("self_loops") = "keep",
-                  nb::arg("index") = "auto", nb::arg("device") = 0, nb::arg("stream") = 0,
+                  nb::arg("index") = "auto", nb::arg("loop_weight") = 1.0f, nb::arg("device") = 0,
+                  nb::arg("stream") = 0,
                   nb::rv_policy::take_ownership,
                   "The graph of a CUDA edge_index built on `device`, on `stream` (pointers into device memory: src "
-                  "and dst hold num_edges ids of dtype 'int32' or 'int64'; weights: num_edges float32s, or 0), the "
+                  "and dst hold num_edges ids of dtype 'int32' or 'int64'; weights: num_edges float32s, or 0; loop_weight "
+                  "as gnnjit.Graph's), the "
                   "same CSR the host build makes of it. Synchronises the stream once, at the end, to read back the "
                   "edge count and degree statistics; a bad edge raises gnnjit.Error as gnnjit.Graph does.")
       .def_ro("device", &PyDeviceGraph::device)

@@ -50,7 +50,7 @@ namespace {
 
 graph::Graph fromEdgeIndex(const AnyArray &edgeIndex, std::optional<int64_t> numNodes,
                            const std::optional<AnyArray> &edgeWeight, const std::string &selfLoops, bool dedupe,
-                           bool symmetrize, const std::string &index) {
+                           bool symmetrize, const std::string &index, float loopWeight) {
   if (edgeIndex.ndim() != 2 || edgeIndex.shape(0) != 2)
     throwUserError("edge_index must have shape [2, num_edges] (PyG's layout: row 0 sources, row 1 destinations); "
                    "got {} dimensions{}",
@@ -76,6 +76,7 @@ graph::Graph fromEdgeIndex(const AnyArray &edgeIndex, std::optional<int64_t> num
   options.removeDuplicates = dedupe;
   options.symmetrize = symmetrize;
   options.index = parseIndex(index);
+  options.loopWeight = loopWeight;
   return graph::Graph::fromEdges(edges, options);
 }
 
@@ -102,17 +103,19 @@ void registerGraph(nb::module_ &m) {
           "__init__",
           [](graph::Graph *self, const AnyArray &edgeIndex, std::optional<int64_t> numNodes,
              std::optional<AnyArray> edgeWeight, const std::string &selfLoops, bool dedupe, bool symmetrize,
-             const std::string &index) {
-            new (self)
-                graph::Graph(fromEdgeIndex(edgeIndex, numNodes, edgeWeight, selfLoops, dedupe, symmetrize, index));
+             const std::string &index, float loopWeight) {
+            new (self) graph::Graph(
+                fromEdgeIndex(edgeIndex, numNodes, edgeWeight, selfLoops, dedupe, symmetrize, index, loopWeight));
           },
           nb::arg("edge_index"), nb::arg("num_nodes") = nb::none(), nb::arg("edge_weight") = nb::none(),
           nb::arg("self_loops") = "keep", nb::arg("dedupe") = false, nb::arg("symmetrize") = false,
-          nb::arg("index") = "auto",
+          nb::arg("index") = "auto", nb::arg("loop_weight") = 1.0f,
           "edge_index: [2, E] int64 or int32 (numpy, or any CPU array with DLPack); num_nodes: default max id + 1; "
           "edge_weight: [E] floats; self_loops: 'keep', 'remove', 'add', 'replace' or 'add_remaining'; dedupe: keep one edge per (source, "
           "destination); symmetrize: add the reverse of every edge that lacks one; index: 'auto', 'int32' or 'int64' (the "
-          "CSR's index type; 'int32' is refused for a graph that does not fit).")
+          "CSR's index type; 'int32' is refused for a graph that does not fit); loop_weight: what a loop the build "
+          "adds weighs where no own loop gives it a weight (PyG's fill_value; other than 1, an unweighted graph "
+          "becomes weighted, its edges weighing 1).")
       .def_prop_ro("num_nodes", &graph::Graph::numNodes)
       .def_prop_ro("num_edges", &graph::Graph::numEdges, "stored edges, after cleaning")
       .def_prop_ro("num_input_edges", &graph::Graph::numInputEdges,

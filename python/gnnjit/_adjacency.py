@@ -34,15 +34,15 @@ class Edges:
         self._unit = None
         self._with_loops = None
 
-    def with_loops(self, num_nodes: int) -> Tuple[Tensor, Tensor]:
-        """The edges and values with one loop of value 1 added to every node, the node's own loops kept: what
-        PyG's add_self_loops makes of a torch.sparse adj_t (GCN's normalization)."""
-        if self._with_loops is None or self._with_loops[0] != num_nodes:
+    def with_loops(self, num_nodes: int, fill: float = 1.0) -> Tuple[Tensor, Tensor]:
+        """The edges and values with one loop of value `fill` added to every node, the node's own loops kept:
+        what PyG's add_self_loops makes of a torch.sparse adj_t (GCN's normalization)."""
+        if self._with_loops is None or self._with_loops[0] != (num_nodes, fill):
             ei = self.edge_index
             loops = torch.arange(num_nodes, device=ei.device, dtype=ei.dtype)
             values = self.values if self.values is not None else torch.ones(ei.size(1), device=ei.device)
-            self._with_loops = (num_nodes, torch.cat([ei, torch.stack([loops, loops])], dim=1),
-                                torch.cat([values, values.new_ones(num_nodes)]))
+            self._with_loops = ((num_nodes, fill), torch.cat([ei, torch.stack([loops, loops])], dim=1),
+                                torch.cat([values, values.new_full((num_nodes,), fill)]))
         return self._with_loops[1], self._with_loops[2]
 
     @property

@@ -182,6 +182,19 @@ def build_entry(
     return CachedGraph(host.num_nodes, host.index_type, host=host)
 
 
+def self_loop_mode(self_loops: str) -> tuple:
+    """(mode, weight) of a self_loops argument: 'keep', 'remove', 'add', 'replace' or 'add_remaining', and
+    optionally ':W', the weight W of the loops the build adds where no own loop gives one (PyG's fill_value, e.g.
+    'add_remaining:2' for GCNConv(improved=True); on an unweighted graph other than 1 makes the graph weighted)."""
+    mode, _, weight = str(self_loops).partition(":")
+    if not weight:
+        return mode, 1.0
+    try:
+        return mode, float(weight)
+    except ValueError:
+        raise _core.Error(f"self_loops {self_loops!r}: after ':' comes the added loops' weight, a number") from None
+
+
 def _check_shapes(edge_index: torch.Tensor, edge_weight: Optional[torch.Tensor]) -> None:
     if edge_weight is not None and edge_weight.dim() != 1:
         raise _core.Error(f"edge_weight must be one value per edge ([num_edges]); got shape {list(edge_weight.shape)}")
@@ -198,9 +211,10 @@ def build_graph(
         raise _core.Error(f"edge_index must be a torch tensor of shape [2, num_edges]; got {type(edge_index).__name__}")
     _check_shapes(edge_index, edge_weight)
     weight = None if edge_weight is None else edge_weight.detach().to("cpu", torch.float32)
+    mode, loop_weight = self_loop_mode(self_loops)
     return _core.Graph(
-        edge_index.detach().cpu(), num_nodes=int(num_nodes), edge_weight=weight, self_loops=self_loops,
-        index=index_type(edge_index, num_nodes),
+        edge_index.detach().cpu(), num_nodes=int(num_nodes), edge_weight=weight, self_loops=mode,
+        index=index_type(edge_index, num_nodes), loop_weight=loop_weight,
     )
 
 
@@ -231,12 +245,13 @@ def build_device_graph(
             raise _core.Error(f"edge_weight has {edge_weight.numel()} values for {edges.size(1)} edges; give one per "
                               f"edge_index column")
         weight = edge_weight.detach().to(device, torch.float32).contiguous()
+    mode, loop_weight = self_loop_mode(self_loops)
     install_allocator()
     # The build reads these on the stream and synchronises it before returning: they may go right after.
     return _core.DeviceGraph.from_edges(
         edges.data_ptr(), edges[1].data_ptr(), "int32" if edges.dtype == torch.int32 else "int64", edges.size(1),
-        int(num_nodes), 0 if weight is None else weight.data_ptr(), self_loops, index_type(edge_index, num_nodes),
-        device.index if device.index is not None else torch.cuda.current_device(), stream(device),
+        int(num_nodes), 0 if weight is None else weight.data_ptr(), mode, index_type(edge_index, num_nodes),
+        loop_weight, device.index if device.index is not None else torch.cuda.current_device(), stream(device),
     )
 
 

@@ -271,8 +271,6 @@ class GCNConv(_PyGLayer):
         if add_self_loops and not normalize:
             raise ValueError("'GCNConv' does not support adding self-loops to the graph when no on-the-fly "
                              "normalization is applied")
-        if improved:
-            _refuse("GCNConv", "improved=True (self loops of weight 2 in the normalization)")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.improved, self.cached, self.add_self_loops, self.normalize = improved, cached, add_self_loops, normalize
         self._cached_edge_index = None  # PyG's cache: the first call's graph, reused while cached=True
@@ -293,16 +291,19 @@ class GCNConv(_PyGLayer):
         edge_index, add_remaining_self_loops (one loop per node, of weight 1 or the weight of the node's last
         own loop: 'replace' without weights, 'add_remaining' with them); to a torch.sparse adj_t, add_self_loops
         (its own loops kept, one of weight 1 more per node); to a SparseTensor, fill_diag (the diagonal set to
-        1). Without normalization, none."""
+        1). improved=True makes the added loops weigh 2 (gcn_norm's fill_value), except where PyG ignores it: on
+        an edge_index without edge_weight (add_remaining_self_loops fills no weights there, and gcn_norm's ones
+        follow). Without normalization, none."""
         adj = edge_index if _adjacency.is_adjacency(edge_index) else None
         edge_index, edge_weight = _graph_input("GCNConv", edge_index, edge_weight, "weights")
         if not (self.normalize and self.add_self_loops):
             return edge_index, edge_weight, "keep"
+        fill = ":2" if self.improved else ""
         if adj is None:
-            return edge_index, edge_weight, "add_remaining" if edge_weight is not None else "replace"
+            return edge_index, edge_weight, "add_remaining" + fill if edge_weight is not None else "replace"
         if _adjacency.is_sparse_tensor_class(adj):
-            return edge_index, edge_weight, "replace"
-        edge_index, edge_weight = _adjacency.edges(adj).with_loops(x.size(-2))
+            return edge_index, edge_weight, "replace" + fill
+        edge_index, edge_weight = _adjacency.edges(adj).with_loops(x.size(-2), 2.0 if self.improved else 1.0)
         return edge_index, edge_weight, "keep"
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
@@ -317,7 +318,7 @@ class GCNConv(_PyGLayer):
                 setattr(self, cache, (edge_index, edge_weight, loops))
         h = self.lin(x)
         folded = _fold(h)
-        weighted = edge_weight is not None
+        weighted = edge_weight is not None or ":" in loops  # loops of weight 2 make any graph weighted
         if self.normalize:
             layer = {"name": "gcn", "dim": folded.size(1), "weighted": weighted}
         else:  # no normalization, no self loops: a (weighted) sum

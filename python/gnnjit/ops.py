@@ -100,8 +100,9 @@ def run_layer(
     Node inputs have num_nodes rows, edge inputs one row per stored edge (edge_index's columns, then the edges
     self_loops added, in node order), parameters any shape of their size. self_loops: 'keep', 'remove', 'add'
     (to nodes without one), 'replace' (every node gets exactly one, of weight 1) or 'add_remaining' (every node
-    gets exactly one, of the weight of its last own loop or 1, as PyG's add_remaining_self_loops). edge_weight is
-    a constant of the graph.
+    gets exactly one, of the weight of its last own loop or 1, as PyG's add_remaining_self_loops); a suffix ':W'
+    makes the loops it adds weigh W instead of 1 (PyG's fill_value; 'add_remaining:2' is GCN's improved) and an
+    unweighted graph weighted. edge_weight is a constant of the graph.
     seed: one int64 (dropout_seed() draws one) that attention dropout draws from, needed by layers with it.
     """
     if isinstance(layer, dict):

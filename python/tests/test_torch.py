@@ -109,7 +109,6 @@ def test_signatures_match_pyg(name):
 @pytest.mark.parametrize(
     "make, message",
     [
-        (lambda: gnnjit.nn.GCNConv(IN, OUT, improved=True), "improved=True"),
         (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr="std"), "aggr"),
         (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr=["mean", "max"]), "aggr"),
         (lambda: gnnjit.nn.GATConv(IN, OUT, edge_dim=3), "edge_dim"),

@@ -240,6 +240,15 @@ TEST_CASE("a graph built on the device is the host's graph, bit for bit") {
           ++cases;
         }
   CHECK(cases == 40);
+  for (bool weighted : {false, true}) // loops of weight 2 (GCN's improved), weighted or not
+    for (graph::SelfLoops loops : {graph::SelfLoops::AddMissing, graph::SelfLoops::Replace,
+                                   graph::SelfLoops::AddRemaining}) {
+      graph::BuildOptions options;
+      options.selfLoops = loops;
+      options.loopWeight = 2.0f;
+      checkSameGraph(awkwardGraph(weighted), options, graph::IndexType::Int64,
+                     fmt::format("loops of weight 2, weighted {}, loops {}", weighted, static_cast<int>(loops)));
+    }
 }
 
 TEST_CASE("the device build on generated graphs and the shared datasets") {

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -223,6 +224,30 @@ TEST_CASE("cleaning options") {
     BuildOptions r;
     r.selfLoops = SelfLoops::Replace;
     CHECK(stored(Graph::fromEdges(u, o)) == stored(Graph::fromEdges(u, r)));
+  }
+  SUBCASE("added self loops weigh the loop weight asked for, and make an unweighted graph weighted") {
+    EdgeList w;
+    w.numNodes = 3;
+    w.add(0, 1, 4.0f);
+    w.add(2, 2, 5.0f);
+    BuildOptions o;
+    o.selfLoops = SelfLoops::AddRemaining;
+    o.loopWeight = 2.0f;
+    // row 0: 0->0 (added, 2); row 1: 0->1 (4), 1->1 (added, 2); row 2: 2->2 (its own loop's 5)
+    CHECK(Graph::fromEdges(w, o).incoming().weights() == std::vector<float>{2.0f, 4.0f, 2.0f, 5.0f});
+    EdgeList u = w;
+    u.weight.clear();
+    const Graph g = Graph::fromEdges(u, o); // no own weights: every added loop weighs 2, the edges 1
+    REQUIRE(g.hasWeights());
+    CHECK(g.incoming().weights() == std::vector<float>{2.0f, 1.0f, 2.0f, 2.0f});
+    o.loopWeight = 1.0f;
+    CHECK_FALSE(Graph::fromEdges(u, o).hasWeights());
+    o.selfLoops = SelfLoops::Keep; // no loop added: nothing to weigh
+    o.loopWeight = 2.0f;
+    CHECK_FALSE(Graph::fromEdges(u, o).hasWeights());
+    o.selfLoops = SelfLoops::Replace;
+    o.loopWeight = std::nanf("");
+    CHECK_THROWS_AS(Graph::fromEdges(u, o), UserError);
   }
   SUBCASE("added self loops weigh 1, reverses copy their weight") {
     EdgeList w;
