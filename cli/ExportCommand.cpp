@@ -56,7 +56,8 @@ void run(const ExportArgs &args) {
                                               {"eps", options.eps},
                                               {"weighted", options.weighted},
                                               {"edge_features", options.edgeFeatures},
-                                              {"attention_dropout", options.attentionDropout}};
+                                              {"attention_dropout", options.attentionDropout},
+                                              {"bipartite", options.bipartite}};
   const autotune::ExportSummary summary = autotune::exportKernels(layer, settings, args.outDir, optionsJson);
 
   fmt::print("exported {} ({}, family {}) for {}, {} indices{}, max degree {}: {} files in {}\n", info.name,

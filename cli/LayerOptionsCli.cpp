@@ -53,6 +53,7 @@ layers::LayerOptions LayerOptionArgs::options(const layers::LayerInfo &layer) co
   o.edgeFeatures = edgeFeatures;
   o.concat = !meanHeads;
   o.attentionDropout = attentionDropout;
+  o.bipartite = bipartite;
   return o;
 }
 
@@ -83,6 +84,8 @@ void addLayerOptions(CLI::App &cmd, LayerOptionArgs &args, std::string_view weig
                      "drawn from each call's seed (run: --seed)")
           ->check(CLI::Range(0.0, 0.999999))
           ->capture_default_str();
+  args.given[Knob::Bipartite] = cmd.add_flag(
+      "--bipartite", args.bipartite, "gat, gin: destinations' features are an input of their own, x_dst");
 }
 
 } // namespace gnnjit::cli

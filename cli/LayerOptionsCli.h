@@ -24,6 +24,7 @@ struct LayerOptionArgs {
   bool edgeFeatures = false;
   bool meanHeads = false;
   double attentionDropout = 0;
+  bool bipartite = false;
   /// Set by addLayerOptions: the option of each knob, to tell which were given.
   std::map<layers::Knob, CLI::Option *> given;
 

@@ -59,7 +59,8 @@ void printRunJson(const RunResult &r) {
         {"aggregation", o.aggregation},
         {"weighted", o.weighted},
         {"edge_features", o.edgeFeatures},
-        {"attention_dropout", o.attentionDropout}}},
+        {"attention_dropout", o.attentionDropout},
+        {"bipartite", o.bipartite}}},
       {"seed", r.seed},
       {"inputs_from", r.inputsDir.empty() ? std::string("random") : r.inputsDir},
   };

@@ -16,6 +16,9 @@
 //   input  x        (node, read at sources and destinations, [H, C]):
 //                   GATConv.lin(x).view(-1, H, C) (the shared projection;
 //                   older PyG calls it lin_src);
+//                   with bipartite, x is read at sources only and
+//   input  x_dst    (node, read at destinations, [H, C]) is PyG's x_dst
+//                   projection (lin or lin_dst of the pair's second tensor);
 //   input  att_src  (param, [H, C]) = GATConv.att_src.view(H, C);
 //   input  att_dst  (param, [H, C]) = GATConv.att_dst.view(H, C);
 //   with edgeFeatures:
@@ -30,7 +33,7 @@
 // With edge features PyG fills the self loops' edge_attr (fill_value
 // "mean"); the caller then supplies those rows of e for the added edges.
 //
-// options: dim (C), heads (H), concat, negativeSlope, edgeFeatures, attentionDropout.
+// options: dim (C), heads (H), concat, negativeSlope, edgeFeatures, attentionDropout, bipartite.
 #include "layers/LayerSupport.h"
 
 namespace gnnjit::layers {
@@ -41,17 +44,26 @@ dsl::Layer gat(const LayerOptions &options) {
   detail::checkOptions(findLayer("gat"), options);
   const int64_t H = options.heads, C = options.dim;
   LayerBuilder b("gat");
-  const NodeInput x = b.nodeInput("x", {H, C});
+  // x_j and x_i: one input read at both ends, or (bipartite) two.
+  Expr xj, xi;
+  if (options.bipartite) {
+    xj = b.srcInput("x", {H, C});
+    xi = b.dstInput("x_dst", {H, C});
+  } else {
+    const NodeInput x = b.nodeInput("x", {H, C});
+    xj = x.src();
+    xi = x.dst();
+  }
   const Expr attSrc = b.param("att_src", {H, C});
   const Expr attDst = b.param("att_dst", {H, C});
-  Expr score = dot(x.src(), attSrc) + dot(x.dst(), attDst); // [H, 1]
+  Expr score = dot(xj, attSrc) + dot(xi, attDst); // [H, 1]
   if (options.edgeFeatures) {
     const Expr e = b.edgeInput("e", {H, C});
     const Expr attEdge = b.param("att_edge", {H, C});
     score = score + dot(e, attEdge);
   }
   score = leakyRelu(score, options.negativeSlope);
-  const Expr perHead = aggregate(Reduce::Sum, edgeSoftmax(score) * detail::withAttentionDropout(x.src(), options));
+  const Expr perHead = aggregate(Reduce::Sum, edgeSoftmax(score) * detail::withAttentionDropout(xj, options));
   b.output("out", detail::combineHeads(perHead, options));
   return b.build();
 }

@@ -15,8 +15,11 @@
 // When nn starts with a Linear W (+ b), the matrix may be moved in front:
 // feed x @ W^T and add b after (sum and (1 + eps) * x_i are linear in x).
 // The self term uses x_i of every node, also of nodes without in-edges.
+// With bipartite, x is read at sources only and the self term reads an
+// input of its own, x_dst (PyG's (x_src, x_dst) pair: out = nn(propagate(
+// x_src) + (1 + eps) * x_dst)).
 //
-// options: dim, trainEps, eps.
+// options: dim, trainEps, eps, bipartite.
 #include "layers/LayerSupport.h"
 
 namespace gnnjit::layers {
@@ -26,9 +29,17 @@ using namespace gnnjit::dsl;
 dsl::Layer gin(const LayerOptions &options) {
   detail::checkOptions(findLayer("gin"), options);
   LayerBuilder b("gin");
-  const NodeInput x = b.nodeInput("x", {options.dim});
+  Expr xj, xi; // one input read at both ends, or (bipartite) two
+  if (options.bipartite) {
+    xj = b.srcInput("x", {options.dim});
+    xi = b.dstInput("x_dst", {options.dim});
+  } else {
+    const NodeInput x = b.nodeInput("x", {options.dim});
+    xj = x.src();
+    xi = x.dst();
+  }
   const Expr eps = options.trainEps ? b.param("eps", {}) : Expr(options.eps);
-  b.output("out", aggregate(Reduce::Sum, x.src()) + (1.0 + eps) * x.dst());
+  b.output("out", aggregate(Reduce::Sum, xj) + (1.0 + eps) * xi);
   return b.build();
 }
 

@@ -41,6 +41,8 @@ std::string nonDefault(Knob knob, const LayerOptions &o) {
   case Knob::AttentionDropout:
     return o.attentionDropout != defaults.attentionDropout ? fmt::format("attentionDropout = {}", o.attentionDropout)
                                                            : std::string();
+  case Knob::Bipartite:
+    return o.bipartite != defaults.bipartite ? "bipartite = true" : std::string();
   }
   return {};
 }
@@ -63,7 +65,7 @@ void checkOptions(const LayerInfo &layer, const LayerOptions &options) {
     throwUserError("layer '{}': attentionDropout is a probability in [0, 1), got {}", layer.name,
                    options.attentionDropout);
   for (Knob knob : {Knob::Heads, Knob::Concat, Knob::NegativeSlope, Knob::Eps, Knob::Aggregation, Knob::Weighted,
-                    Knob::EdgeFeatures, Knob::AttentionDropout}) {
+                    Knob::EdgeFeatures, Knob::AttentionDropout, Knob::Bipartite}) {
     if (takes(layer, knob))
       continue;
     const std::string setting = nonDefault(knob, options);

@@ -28,6 +28,8 @@ std::string_view knobName(Knob knob) {
     return "edgeFeatures";
   case Knob::AttentionDropout:
     return "attentionDropout";
+  case Knob::Bipartite:
+    return "bipartite";
   }
   return "?";
 }
@@ -62,8 +64,8 @@ const std::vector<LayerInfo> &library() {
        .summary = "out_i = sum_j x_j + (1 + eps) x_i",
        .pygClass = "torch_geometric.nn.GINConv",
        .familyHint = "spmm",
-       .knobs = {Knob::Dim, Knob::Eps},
-       .options = "dim, trainEps, eps",
+       .knobs = {Knob::Dim, Knob::Eps, Knob::Bipartite},
+       .options = "dim, trainEps, eps, bipartite",
        .outside = "after: nn(out)",
        .build = gin},
       {.name = "gat",
@@ -71,8 +73,8 @@ const std::vector<LayerInfo> &library() {
        .pygClass = "torch_geometric.nn.GATConv",
        .familyHint = "attention",
        .knobs = {Knob::Dim, Knob::Heads, Knob::Concat, Knob::NegativeSlope, Knob::EdgeFeatures,
-                 Knob::AttentionDropout},
-       .options = "dim, heads, concat, negativeSlope, edgeFeatures, attentionDropout",
+                 Knob::AttentionDropout, Knob::Bipartite},
+       .options = "dim, heads, concat, negativeSlope, edgeFeatures, attentionDropout, bipartite",
        .outside = "x = lin(x).view(-1, H, C) before; + bias after; self loops: build with --self-loops replace "
                   "(PyG removes and re-adds them; add is the same on graphs without loops)",
        .build = gat},

@@ -64,6 +64,11 @@ struct LayerOptions {
   /// this probability (PyG's dropout, in training), drawn from each call's
   /// seed (LayerRunner::setRandomSeed); 0 for none (inference).
   double attentionDropout = 0.0;
+  /// GAT, GIN: the features read at destinations are an input of their own,
+  /// "x_dst" (GAT: [H, C], GIN: [1, dim]), and "x" is read at sources only:
+  /// a bipartite graph's two node sets (PyG's (x_src, x_dst) pair). Without
+  /// it, "x" is read at both ends of each edge.
+  bool bipartite = false;
 };
 
 /// A field of LayerOptions that a layer may read. A layer refuses a field it
@@ -78,7 +83,8 @@ enum class Knob : uint8_t {
   Aggregation,
   Weighted,
   EdgeFeatures,
-  AttentionDropout
+  AttentionDropout,
+  Bipartite
 };
 /// The LayerOptions field's name: "dim", "heads", "concat", ...
 std::string_view knobName(Knob knob);

@@ -24,7 +24,7 @@ namespace {
 layers::LayerOptions optionsOf(int64_t dim, std::optional<int64_t> heads,
                                std::optional<bool> concat, std::optional<double> negativeSlope,
                                std::optional<double> eps, std::optional<std::string> aggr, bool weighted,
-                               bool edgeFeatures, double attentionDropout) {
+                               bool edgeFeatures, double attentionDropout, bool bipartite) {
   layers::LayerOptions o;
   o.dim = dim;
   if (heads)
@@ -42,6 +42,7 @@ layers::LayerOptions optionsOf(int64_t dim, std::optional<int64_t> heads,
   o.weighted = weighted;
   o.edgeFeatures = edgeFeatures;
   o.attentionDropout = attentionDropout;
+  o.bipartite = bipartite;
   return o;
 }
 
@@ -112,17 +113,18 @@ void registerLayers(nb::module_ &m) {
           "from_library",
           [](const std::string &name, int64_t dim, std::optional<int64_t> heads, std::optional<bool> concat,
              std::optional<double> negativeSlope, std::optional<double> eps, std::optional<std::string> aggr,
-             bool weighted, bool edgeFeatures, double attentionDropout) {
+             bool weighted, bool edgeFeatures, double attentionDropout, bool bipartite) {
             return layers::buildLayer(name, optionsOf(dim, heads, concat, negativeSlope, eps, aggr, weighted,
-                                                      edgeFeatures, attentionDropout));
+                                                      edgeFeatures, attentionDropout, bipartite));
           },
           nb::arg("name"), nb::arg("dim"), nb::arg("heads") = nb::none(), nb::arg("concat") = nb::none(),
           nb::arg("negative_slope") = nb::none(), nb::arg("eps") = nb::none(), nb::arg("aggr") = nb::none(),
           nb::arg("weighted") = false, nb::arg("edge_features") = false, nb::arg("attention_dropout") = 0.0,
+          nb::arg("bipartite") = false,
           "A library layer (see gnnjit.library()); dim: features per head (PyG's out_channels) or the feature "
           "width; eps: GIN's fixed eps (train_eps=False; without it eps is a parameter input); attention_dropout: "
           "the probability of dropping an attention coefficient (gat, gatv2, transformer; drawn from each call's "
-          "seed)")
+          "seed); bipartite: gat, gin read destinations' features from an input of their own, x_dst")
       .def_prop_ro("name", &dsl::Layer::name)
       .def_prop_ro("hash", &dsl::Layer::hashHex, "structural hash: equal for the same layer on any machine")
       .def_prop_ro("drops_attention", &dsl::Layer::dropsAttention,

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 from torch.nn import Linear, Module, Parameter
 
-from gnnjit import _adjacency, _core
+from gnnjit import _adjacency, _bipartite, _core
 from gnnjit.ops import dropout_seed, run_layer
 
 __all__ = [
@@ -156,6 +156,15 @@ def _linear(in_channels: int, out_channels: int, bias: bool) -> Module:
     return lin
 
 
+def _channels(in_channels) -> Tuple[int, int]:
+    """(source, destination) input widths: PyG's in_channels, an int or a pair."""
+    if isinstance(in_channels, int):
+        return in_channels, in_channels
+    if isinstance(in_channels, (tuple, list)) and len(in_channels) == 2:
+        return int(in_channels[0]), int(in_channels[1])
+    raise _core.Error(f"in_channels is a width or a (source, destination) pair of widths; got {in_channels!r}")
+
+
 def _check_edge_index(edge_index) -> None:
     if not isinstance(edge_index, Tensor) or edge_index.layout != torch.strided:
         raise NotImplementedError(
@@ -171,13 +180,11 @@ def _graph_input(layer: str, edge_index, edge_weight: Optional[Tensor], values: 
     torch_sparse.SparseTensor) gives the edges of its nonzeros (adj_t[i, j]: the edge j -> i) and, by `values`:
     'weights' (GCN, GraphConv: PyG multiplies messages by them), 'ones' (SAGE, GIN: PyG's spmm multiplies by
     them too, and these kernels take no weights, so values other than 1 are refused), 'ignored' (the attention
-    layers and EdgeConv: PyG computes each edge's message from the pattern alone)."""
+    layers and EdgeConv: PyG computes each edge's message from the pattern alone). A layer on one node set
+    (GCN, AGNN) refuses a non-square adj_t as PyG's does; the others read its shape (_adjacency_sides)."""
     if not _adjacency.is_adjacency(edge_index):
         _check_edge_index(edge_index)
         return edge_index, edge_weight
-    rows, cols = _adjacency.shape(edge_index)[:2]
-    if rows != cols:
-        _refuse(layer, f"a non-square adjacency ({rows} x {cols}: a bipartite graph)")
     if edge_weight is not None:
         _refuse(layer, "edge_weight with a sparse adjacency (its values are the weights)")
     e = _adjacency.edges(edge_index)
@@ -188,6 +195,22 @@ def _graph_input(layer: str, edge_index, edge_weight: Optional[Tensor], values: 
     return e.edge_index, None
 
 
+def _adjacency_sides(edge_index) -> Optional[Tuple[int, int]]:
+    """(n_src, n_dst) of a sparse adj_t (its columns and rows), None for an edge_index."""
+    if not _adjacency.is_adjacency(edge_index):
+        return None
+    rows, cols = _adjacency.shape(edge_index)[:2]
+    return cols, rows
+
+
+def _square_adjacency(layer: str, edge_index) -> None:
+    """Refuses a non-square adj_t for a layer on one node set."""
+    s = _adjacency_sides(edge_index)
+    if s is not None and s[0] != s[1]:
+        _refuse(layer, f"a non-square adjacency ({s[1]} x {s[0]}: a bipartite graph, which PyG's {layer} does not "
+                       f"take either)")
+
+
 def _nodes(x: Tensor, edge_index: Tensor) -> int:
     _check_edge_index(edge_index)
     return x.size(0)
@@ -195,8 +218,16 @@ def _nodes(x: Tensor, edge_index: Tensor) -> int:
 
 def _single(layer: str, x) -> Tensor:
     if isinstance(x, (tuple, list)):
-        _refuse(layer, "a bipartite (x_src, x_dst) input")
+        _refuse(layer, "a bipartite (x_src, x_dst) input (PyG's layer takes one x)")
     return x
+
+
+def _call_graph(layer: str, x, edge_index, size, edge_weight: Optional[Tensor], values: str):
+    """(Sides, edge_index, edge_weight) of a call of a layer that takes PyG's bipartite (x_src, x_dst) and
+    size=(n_src, n_dst) (gnnjit._bipartite)."""
+    adjacency = _adjacency_sides(edge_index)
+    edge_index, edge_weight = _graph_input(layer, edge_index, edge_weight, values)
+    return _bipartite.sides(layer, x, size, adjacency, edge_index), edge_index, edge_weight
 
 
 def _plain(layer: str, x: Tensor) -> Tensor:
@@ -225,7 +256,27 @@ def _unfold(out: Tensor, like: Tensor) -> Tensor:
 
 def _run(layer: dict, x: Tensor, edge_index: Tensor, inputs: dict, self_loops: str = "keep",
          edge_weight: Optional[Tensor] = None) -> Tensor:
-    """The library layer's output on the graph of edge_index (built once, inside the op); a layer with attention
+    """The library layer's output on the graph of edge_index, of x's rows (built once, inside the op)."""
+    return _run_nodes(layer, _nodes(x, edge_index), edge_index, inputs, self_loops, edge_weight)
+
+
+def _run_sides(name: str, layer: dict, s: "_bipartite.Sides", edge_index: Tensor, src: dict, dst: dict,
+               other: dict, self_loops: str = "keep", edge_weight: Optional[Tensor] = None) -> Tensor:
+    """_run on a call's Sides: `src` inputs (read at sources) and `dst` inputs (at destinations) padded to the
+    square graph's rows, `other` (parameters, edge inputs, inputs read at both ends of a square call) as they
+    are; the output's first n_dst rows."""
+    n = s.nodes
+    _check_edge_index(edge_index)
+    _bipartite.check_edges(name, edge_index, s)
+    inputs = {k: _bipartite.pad(t, n) for part in (src, dst) for k, t in part.items()}
+    inputs.update(other)
+    out = _run_nodes(layer, n, edge_index, inputs, self_loops, edge_weight)
+    return out if out.size(0) == s.n_dst else out[: s.n_dst]
+
+
+def _run_nodes(layer: dict, num_nodes: int, edge_index: Tensor, inputs: dict, self_loops: str,
+               edge_weight: Optional[Tensor]) -> Tensor:
+    """The library layer's output on the graph of edge_index with num_nodes nodes; a layer with attention
     dropout gets a fresh seed."""
     if edge_weight is not None and edge_weight.requires_grad:
         raise NotImplementedError(
@@ -233,7 +284,7 @@ def _run(layer: dict, x: Tensor, edge_index: Tensor, inputs: dict, self_loops: s
             "computed yet)"
         )
     seed = dropout_seed() if layer.get("attention_dropout") else None
-    return run_layer(layer, edge_index, _nodes(x, edge_index), inputs, edge_weight, self_loops, seed)["out"]
+    return run_layer(layer, edge_index, num_nodes, inputs, edge_weight, self_loops, seed)["out"]
 
 
 def _string_aggr(layer: str, aggr, allowed: Tuple[str, ...]) -> str:
@@ -295,6 +346,7 @@ class GCNConv(_PyGLayer):
         an edge_index without edge_weight (add_remaining_self_loops fills no weights there, and gcn_norm's ones
         follow). Without normalization, none."""
         adj = edge_index if _adjacency.is_adjacency(edge_index) else None
+        _square_adjacency("GCNConv", edge_index)
         edge_index, edge_weight = _graph_input("GCNConv", edge_index, edge_weight, "weights")
         if not (self.normalize and self.add_self_loops):
             return edge_index, edge_weight, "keep"
@@ -307,6 +359,7 @@ class GCNConv(_PyGLayer):
         return edge_index, edge_weight, "keep"
 
     def forward(self, x: Tensor, edge_index: Tensor, edge_weight: Optional[Tensor] = None) -> Tensor:
+        x = _single("GCNConv", x)
         # PyG, cached=True: the first call's graph (and weights) stand for every later call's, one cache for
         # tensors (an edge_index or a torch.sparse adj_t) and one for SparseTensors.
         cache = "_cached_adj_t" if _adjacency.is_sparse_tensor_class(edge_index) else "_cached_edge_index"
@@ -334,21 +387,18 @@ class GraphConv(_PyGLayer):
         super().__init__()
         self._aggr = _string_aggr("GraphConv", aggr, _AGGRS["GraphConv"])  # a list or Aggregation: named first
         self._pyg_kwargs("GraphConv", kwargs, aggr=None)
-        if not isinstance(in_channels, int):
-            _refuse("GraphConv", "a (source, destination) pair of in_channels")
+        src_in, dst_in = _channels(in_channels)
         self.in_channels, self.out_channels, self.aggr = in_channels, out_channels, aggr
-        self.lin_rel = _linear(in_channels, out_channels, bias=bias)
-        self.lin_root = _linear(in_channels, out_channels, bias=False)
+        self.lin_rel = _linear(src_in, out_channels, bias=bias)
+        self.lin_root = _linear(dst_in, out_channels, bias=False)
 
     def forward(self, x, edge_index: Tensor, edge_weight: Optional[Tensor] = None, size=None) -> Tensor:
-        x = _single("GraphConv", x)
-        if size is not None:
-            _refuse("GraphConv", "size")
-        edge_index, edge_weight = _graph_input("GraphConv", edge_index, edge_weight, "weights")
-        folded = _fold(x)
+        s, edge_index, edge_weight = _call_graph("GraphConv", x, edge_index, size, edge_weight, "weights")
+        folded = _fold(s.src)
         layer = {"name": "graphconv", "dim": folded.size(1), "aggr": self._aggr, "weighted": edge_weight is not None}
-        out = _unfold(_run(layer, folded, edge_index, {"x": folded}, "keep", edge_weight), x)
-        return self.lin_rel(out) + self.lin_root(x)
+        out = self.lin_rel(_unfold(_run_sides("GraphConv", layer, s, edge_index, {"x": folded}, {}, {}, "keep",
+                                              edge_weight), s.src))
+        return out + self.lin_root(s.dst) if s.dst is not None else out
 
 
 class SAGEConv(_PyGLayer):
@@ -369,33 +419,29 @@ class SAGEConv(_PyGLayer):
         super().__init__()
         self._aggr = _string_aggr("SAGEConv", aggr, _AGGRS["SAGEConv"])  # a list or Aggregation: named first
         self._pyg_kwargs("SAGEConv", kwargs, aggr=None)
-        if not isinstance(in_channels, int):
-            _refuse("SAGEConv", "a (source, destination) pair of in_channels")
+        src_in, dst_in = _channels(in_channels)
         self.in_channels, self.out_channels, self.aggr = in_channels, out_channels, aggr
         self.normalize, self.root_weight, self.project = normalize, root_weight, project
         if project:
-            if in_channels <= 0:
+            if src_in <= 0:
                 raise ValueError("'SAGEConv' does not support lazy initialization with `project=True`")
-            self.lin = Linear(in_channels, in_channels, bias=True)  # PyG's default (kaiming) initialization
-        self.lin_l = _linear(in_channels, out_channels, bias=bias)
-        self.lin_r = _linear(in_channels, out_channels, bias=False) if root_weight else None
-        if in_channels > 0:  # refused options fail here, not at the first forward
-            _core.Layer.from_library(name="sage", dim=in_channels, aggr=self._aggr)
+            self.lin = Linear(src_in, src_in, bias=True)  # PyG's default (kaiming) initialization
+        self.lin_l = _linear(src_in, out_channels, bias=bias)
+        self.lin_r = _linear(dst_in, out_channels, bias=False) if root_weight else None
+        if src_in > 0:  # refused options fail here, not at the first forward
+            _core.Layer.from_library(name="sage", dim=src_in, aggr=self._aggr)
 
     def __repr__(self) -> str:
         return f"SAGEConv({self.in_channels}, {self.out_channels}, aggr={self.aggr})"
 
     def forward(self, x, edge_index: Tensor, size=None) -> Tensor:
-        x = _single("SAGEConv", x)
-        if size is not None:
-            _refuse("SAGEConv", "size")
-        edge_index, _ = _graph_input("SAGEConv", edge_index, None, "ones")
-        x_src = self.lin(x).relu() if self.project else x
+        s, edge_index, _ = _call_graph("SAGEConv", x, edge_index, size, None, "ones")
+        x_src = self.lin(s.src).relu() if self.project else s.src
         folded = _fold(x_src)
         layer = {"name": "sage", "dim": folded.size(1), "aggr": self._aggr}
-        out = self.lin_l(_unfold(_run(layer, folded, edge_index, {"x": folded}), x_src))
-        if self.lin_r is not None:
-            out = out + self.lin_r(x)
+        out = self.lin_l(_unfold(_run_sides("SAGEConv", layer, s, edge_index, {"x": folded}, {}, {}), x_src))
+        if self.lin_r is not None and s.dst is not None:
+            out = out + self.lin_r(s.dst)
         if self.normalize:
             out = torch.nn.functional.normalize(out, p=2.0, dim=-1)
         return out
@@ -419,15 +465,19 @@ class GINConv(_PyGLayer):
         return f"GINConv(nn={self.nn})"
 
     def forward(self, x, edge_index: Tensor, size=None) -> Tensor:
-        x = _single("GINConv", x)
-        if size is not None:
-            _refuse("GINConv", "size")
-        edge_index, _ = _graph_input("GINConv", edge_index, None, "ones")
-        folded = _fold(x)
+        s, edge_index, _ = _call_graph("GINConv", x, edge_index, size, None, "ones")
+        fs = _fold(s.src)
         # eps is an input of the layer: trained or not, one kernel.
-        out = _run({"name": "gin", "dim": folded.size(1)}, folded, edge_index,
-                   {"x": folded, "eps": self.eps.to(x.dtype)})
-        return self.nn(_unfold(out, x))
+        eps = self.eps.to(fs.dtype)
+        if not s.bipartite:
+            out = _run_sides("GINConv", {"name": "gin", "dim": fs.size(1)}, s, edge_index, {}, {}, {"x": fs, "eps": eps})
+        elif s.dst is None:  # PyG's (x_src, None): the sum alone
+            out = _run_sides("GINConv", {"name": "graphconv", "dim": fs.size(1), "aggr": "sum"}, s, edge_index,
+                             {"x": fs}, {}, {})
+        else:
+            out = _run_sides("GINConv", {"name": "gin", "dim": fs.size(1), "bipartite": True}, s, edge_index,
+                             {"x": fs}, {"x_dst": _fold(s.dst)}, {"eps": eps})
+        return self.nn(_unfold(out, s.src))
 
 
 _FILL_REDUCTIONS = ("add", "sum", "mean", "min", "max", "mul")
@@ -501,18 +551,50 @@ class _AttentionConv(_PyGLayer):
         if not 0.0 <= dropout < 1.0:
             raise _core.Error(f"gnnjit.nn.{self.name}: dropout is a probability in [0, 1), got {dropout}")
         self.dropout = float(dropout)
-        if not isinstance(in_channels, int):
-            _refuse(self.name, "a (source, destination) pair of in_channels")
+        self._widths = _channels(in_channels)  # (source, destination)
         self.in_channels, self.out_channels, self.heads, self.concat = in_channels, out_channels, heads, concat
 
     def __repr__(self) -> str:
         return f"{self.name}({self.in_channels}, {self.out_channels}, heads={self.heads})"
 
-    def _check_forward(self, x, return_attention_weights):
+    def _call(self, x, edge_index, size, return_attention_weights) -> tuple:
+        """(Sides, edge_index) of a call; x (or each of the pair) of shape [N, F]."""
         # PyG returns (out, (edge_index, alpha)) whenever return_attention_weights is a bool, False included.
         if return_attention_weights is not None:
             _refuse(self.name, "return_attention_weights (the fused kernel never forms them)")
-        return _plain(self.name, _single(self.name, x))
+        s, edge_index, _ = _call_graph(self.name, x, edge_index, size, None, "ignored")
+        for t in (s.src, s.dst):
+            if t is not None:
+                _plain(self.name, t)
+        return s, edge_index
+
+    def _needs_dst(self, s) -> None:
+        if s.dst is None:
+            raise _core.Error(f"gnnjit.nn.{self.name}: x_dst is None; this layer reads destinations' features (as "
+                              f"PyG's {self.name} does)")
+
+    def _self_loops(self, s, edge_index: Tensor) -> tuple:
+        """(edge_index, self_loops, kept columns or None) as PyG's remove_self_loops + add_self_loops: one loop
+        per node on one node set ('replace'); on a bipartite call, loops for the first min(n_src, n_dst) nodes
+        (those both sources and destinations), made once per edge_index."""
+        if not self.add_self_loops:
+            return edge_index, "keep", None
+        if s.n_src == s.n_dst:
+            return edge_index, "replace", None
+        looped, kept = _bipartite.with_loops(edge_index, min(s.n_src, s.n_dst))
+        return looped, "keep", kept
+
+    def _edge_inputs(self, edge_attr: Optional[Tensor], edge_index: Tensor, s, kept: Optional[Tensor],
+                     loops: bool, fill) -> Optional[Tensor]:
+        """_edge_rows of a call whose loops _self_loops made: on a bipartite call, the kept columns' rows then
+        the loops' (fill_value over the kept edges, as PyG's add_self_loops after remove_self_loops)."""
+        loop_nodes = s.nodes
+        if kept is not None and edge_attr is not None and self.edge_dim is not None:
+            if edge_attr.size(0) != edge_index.size(1):
+                raise _core.Error(f"gnnjit.nn.{self.name}: edge_attr has {edge_attr.size(0)} rows for "
+                                  f"{edge_index.size(1)} edges")
+            edge_attr, edge_index, loop_nodes = edge_attr[kept], edge_index[:, kept], min(s.n_src, s.n_dst)
+        return _edge_rows(self.name, edge_attr, self.edge_dim, edge_index, loop_nodes, loops, fill)
 
     def _attention_vector(self) -> Parameter:
         a = Parameter(torch.empty(1, self.heads, self.out_channels))
@@ -568,24 +650,36 @@ class GATConv(_AttentionConv):
             _refuse("GATConv", "edge_dim (edge attributes in GAT's attention)")
         self.negative_slope, self.add_self_loops, self.fill_value = negative_slope, add_self_loops, fill_value
         self.edge_dim, self.residual = edge_dim, residual
-        self.lin = _linear(in_channels, heads * out_channels, bias=False)
+        # PyG: one projection `lin` for an int in_channels; lin_src and lin_dst for a pair.
+        self.lin = self.lin_src = self.lin_dst = None
+        if isinstance(in_channels, int):
+            self.lin = _linear(in_channels, heads * out_channels, bias=False)
+        else:
+            self.lin_src = _linear(self._widths[0], heads * out_channels, bias=False)
+            self.lin_dst = _linear(self._widths[1], heads * out_channels, bias=False)
         self.att_src, self.att_dst = self._attention_vector(), self._attention_vector()
-        self._residual(residual, in_channels)
+        self._residual(residual, self._widths[1])
         self.bias = self._bias(bias)
 
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None,
                 return_attention_weights=None) -> Tensor:
-        x = self._check_forward(x, return_attention_weights)
-        if size is not None:
-            _refuse("GATConv", "size")
-        edge_index, _ = _graph_input("GATConv", edge_index, None, "ignored")
+        s, edge_index = self._call(x, edge_index, size, return_attention_weights)
         if edge_attr is not None:
             raise _core.Error("gnnjit.nn.GATConv: edge_attr was given to a layer built without edge_dim")
-        layer = self._layer("gat", False, negative_slope=self.negative_slope)
-        inputs = {"x": self.lin(x), "att_src": self.att_src, "att_dst": self.att_dst}
-        out = _run(layer, x, edge_index, inputs, "replace" if self.add_self_loops else "keep")
-        if self.res is not None:
-            out = out + self.res(x)
+        params = {"att_src": self.att_src, "att_dst": self.att_dst}
+        edge_index, loops, _ = self._self_loops(s, edge_index)
+        if self.lin is not None and not s.bipartite:  # one projection read at both ends
+            layer = self._layer("gat", False, negative_slope=self.negative_slope)
+            out = _run_sides(self.name, layer, s, edge_index, {}, {}, {"x": self.lin(s.src), **params}, loops)
+        else:
+            project_src, project_dst = (self.lin, self.lin) if self.lin is not None else (self.lin_src, self.lin_dst)
+            x_src = project_src(s.src)
+            # PyG's (x_src, None): no destination term in the score, as a destination input of zeros.
+            x_dst = project_dst(s.dst) if s.dst is not None else x_src.new_zeros(s.n_dst, x_src.size(1))
+            layer = self._layer("gat", False, negative_slope=self.negative_slope, bipartite=True)
+            out = _run_sides(self.name, layer, s, edge_index, {"x": x_src}, {"x_dst": x_dst}, params, loops)
+        if self.res is not None and s.dst is not None:
+            out = out + self.res(s.dst)
         return out + self.bias if self.bias is not None else out
 
 
@@ -616,26 +710,27 @@ class GATv2Conv(_AttentionConv):
             _check_fill("GATv2Conv", fill_value)
         self.negative_slope, self.add_self_loops, self.fill_value = negative_slope, add_self_loops, fill_value
         self.edge_dim, self.share_weights, self.residual = edge_dim, share_weights, residual
-        self.lin_l = _linear(in_channels, heads * out_channels, bias=bias)
-        self.lin_r = self.lin_l if share_weights else _linear(in_channels, heads * out_channels, bias=bias)
+        self.lin_l = _linear(self._widths[0], heads * out_channels, bias=bias)
+        self.lin_r = self.lin_l if share_weights else _linear(self._widths[1], heads * out_channels, bias=bias)
         self.att = self._attention_vector()
         self.lin_edge = _linear(edge_dim, heads * out_channels, bias=False) if edge_dim is not None else None
-        self._residual(residual, in_channels)
+        self._residual(residual, self._widths[1])
         self.bias = self._bias(bias)
 
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None,
                 return_attention_weights=None) -> Tensor:
-        x = self._check_forward(x, return_attention_weights)
-        edge_index, _ = _graph_input("GATv2Conv", edge_index, None, "ignored")
-        n = _nodes(x, edge_index)
-        edges = _edge_rows("GATv2Conv", edge_attr, self.edge_dim, edge_index, n, self.add_self_loops, self.fill_value)
-        inputs = {"xl": self.lin_l(x), "xr": self.lin_r(x), "att": self.att}
+        s, edge_index = self._call(x, edge_index, None, return_attention_weights)
+        self._needs_dst(s)
+        looped, loops, kept = self._self_loops(s, edge_index)
+        edges = self._edge_inputs(edge_attr, edge_index, s, kept, self.add_self_loops, self.fill_value)
+        other = {"att": self.att}
         if edges is not None:
-            inputs["e"] = self.lin_edge(edges)
+            other["e"] = self.lin_edge(edges)
         layer = self._layer("gatv2", edges is not None, negative_slope=self.negative_slope)
-        out = _run(layer, x, edge_index, inputs, "replace" if self.add_self_loops else "keep")
+        out = _run_sides(self.name, layer, s, looped, {"xl": self.lin_l(s.src)}, {"xr": self.lin_r(s.dst)}, other,
+                         loops)
         if self.res is not None:
-            out = out + self.res(x)
+            out = out + self.res(s.dst)
         return out + self.bias if self.bias is not None else out
 
 
@@ -662,29 +757,29 @@ class TransformerConv(_AttentionConv):
         self._setup(in_channels, out_channels, heads, concat, dropout, kwargs)
         self.beta, self.root_weight = beta and root_weight, root_weight
         self.edge_dim = edge_dim
-        self.lin_key = _linear(in_channels, heads * out_channels, bias=bias)
-        self.lin_query = _linear(in_channels, heads * out_channels, bias=bias)
-        self.lin_value = _linear(in_channels, heads * out_channels, bias=bias)
+        src_in, dst_in = self._widths
+        self.lin_key = _linear(src_in, heads * out_channels, bias=bias)
+        self.lin_query = _linear(dst_in, heads * out_channels, bias=bias)
+        self.lin_value = _linear(src_in, heads * out_channels, bias=bias)
         self.lin_edge = _linear(edge_dim, heads * out_channels, bias=False) if edge_dim is not None else None
         # PyG keeps lin_skip (and lin_beta) whether or not root_weight uses it (so its state_dict has it).
-        self.lin_skip = _linear(in_channels, self._total_out(), bias=bias)
+        self.lin_skip = _linear(dst_in, self._total_out(), bias=bias)
         self.lin_beta = _linear(3 * self._total_out(), 1, bias=False) if self.beta else None
 
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None,
                 return_attention_weights=None) -> Tensor:
-        x = self._check_forward(x, return_attention_weights)
-        edge_index, _ = _graph_input("TransformerConv", edge_index, None, "ignored")
-        n = _nodes(x, edge_index)
-        edges = _edge_rows("TransformerConv", edge_attr, self.edge_dim, edge_index, n, False, None)
-        inputs = {"q": self.lin_query(x), "k": self.lin_key(x), "v": self.lin_value(x)}
-        if edges is not None:
-            inputs["e"] = self.lin_edge(edges)
+        s, edge_index = self._call(x, edge_index, None, return_attention_weights)
+        self._needs_dst(s)
+        edges = _edge_rows(self.name, edge_attr, self.edge_dim, edge_index, s.nodes, False, None)
+        other = {} if edges is None else {"e": self.lin_edge(edges)}
         # The heads concatenated by the kernel; concat=False is their mean, as PyG's out.mean(dim=1).
-        out = _run(self._layer("transformer", edges is not None, concat=True), x, edge_index, inputs)
+        layer = self._layer("transformer", edges is not None, concat=True)
+        out = _run_sides(self.name, layer, s, edge_index, {"k": self.lin_key(s.src), "v": self.lin_value(s.src)},
+                         {"q": self.lin_query(s.dst)}, other)
         if not self.concat:
             out = out.view(-1, self.heads, self.out_channels).mean(dim=1)
         if self.root_weight:
-            x_r = self.lin_skip(x)
+            x_r = self.lin_skip(s.dst)
             if self.lin_beta is not None:
                 b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
                 out = b * x_r + (1 - b) * out
@@ -706,7 +801,8 @@ class AGNNConv(_PyGLayer):
             self.register_buffer("beta", torch.ones(1))
 
     def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
-        x = _plain("AGNNConv", x)
+        x = _plain("AGNNConv", _single("AGNNConv", x))
+        _square_adjacency("AGNNConv", edge_index)
         edge_index, _ = _graph_input("AGNNConv", edge_index, None, "ignored")
         return _run({"name": "agnn", "dim": x.size(1)}, x, edge_index, {"x": x, "beta": self.beta.to(x.dtype)},
                     "replace" if self.add_self_loops else "keep")
@@ -729,17 +825,18 @@ class EdgeConv(_PyGLayer):
         return f"EdgeConv(nn={self.nn})"
 
     def forward(self, x, edge_index: Tensor) -> Tensor:
-        x = _single("EdgeConv", x)
-        edge_index, _ = _graph_input("EdgeConv", edge_index, None, "ignored")
+        s, edge_index, _ = _call_graph("EdgeConv", x, edge_index, None, None, "ignored")
+        if s.dst is None:
+            raise _core.Error("gnnjit.nn.EdgeConv: x_dst is None; EdgeConv's message reads x_i (as PyG's does)")
         if isinstance(self.nn, torch.nn.modules.lazy.LazyModuleMixin) and self.nn.has_uninitialized_params():
             with torch.no_grad():  # a lazy Linear learns its in_features (2 F) from its first input, as in PyG
-                self.nn(x.new_zeros(1, 2 * x.size(-1)))
+                self.nn(s.src.new_zeros(1, 2 * s.src.size(-1)))
         # nn([x_i, x_j - x_i]) = (W1 - W2) x_i + c + W2 x_j (layers/EdgeConv.cpp).
         f = self.nn.in_features // 2
         w1, w2 = self.nn.weight[:, :f], self.nn.weight[:, f:]
-        a = x @ (w1 - w2).t()
+        a = s.dst @ (w1 - w2).t()
         if self.nn.bias is not None:
             a = a + self.nn.bias
-        fa, fb = _fold(a), _fold(x @ w2.t())
+        fa, fb = _fold(a), _fold(s.src @ w2.t())
         layer = {"name": "edgeconv", "dim": fa.size(1), "aggr": self._aggr}
-        return _unfold(_run(layer, fa, edge_index, {"a": fa, "b": fb}), a)
+        return _unfold(_run_sides("EdgeConv", layer, s, edge_index, {"b": fb}, {"a": fa}, {}), a)

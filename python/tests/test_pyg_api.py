@@ -245,7 +245,6 @@ REFUSED = [
     (lambda: gnnjit.nn.GCNConv(IN, OUT, aggr_kwargs={"a": 1}), "aggr_kwargs"),
     (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr=["mean", "max"]), "aggr=.*list of aggregations"),
     (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr="lstm"), "aggr='lstm'"),
-    (lambda: gnnjit.nn.SAGEConv((IN, IN), OUT), "pair of in_channels"),
     (lambda: gnnjit.nn.GraphConv(IN, OUT, aggr="max"), "aggr='max'"),
     (lambda: gnnjit.nn.EdgeConv(torch.nn.Sequential(torch.nn.Linear(2 * IN, OUT))), "Linear"),
     (lambda: gnnjit.nn.EdgeConv(torch.nn.Linear(2 * IN, OUT), aggr="std"), "aggr='std'"),
@@ -269,12 +268,7 @@ def test_unsupported_forward_arguments_are_refused():
         for flag in (True, False):  # PyG returns the weights for any bool, False too
             with pytest.raises(NotImplementedError, match="return_attention_weights"):
                 conv(xf, edge_index, return_attention_weights=flag)
-    for conv in (gnnjit.nn.GraphConv(IN, OUT), gnnjit.nn.SAGEConv(IN, OUT),
-                 gnnjit.nn.GINConv(torch.nn.Linear(IN, OUT))):
-        with pytest.raises(NotImplementedError, match="size"):
-            conv(xf, edge_index, size=(14, 14))
-        with pytest.raises(NotImplementedError, match="bipartite"):
-            conv((xf, xf), edge_index)
+    # Bipartite calls (size=, (x_src, x_dst)) are supported where PyG takes them: test_bipartite.py.
     with pytest.raises(TypeError, match="node_dim"):
         gnnjit.nn.GATConv(IN, OUT, node_dim=0)
 
@@ -356,8 +350,11 @@ def test_sparse_adjacency_is_built_once_and_refused_where_pyg_would_differ():
     twice = adjacency(edge_index, torch.full((edge_index.size(1),), 2.0, dtype=torch.float64), 14, "csr")
     with pytest.raises(NotImplementedError, match="values other than 1"):
         conv(x, twice)
+    wide = torch.sparse_coo_tensor(edge_index, torch.ones(edge_index.size(1)), (14, 20))  # 20 sources
+    with pytest.raises(ValueError, match="size 14 in dimension -2, but expected size 20"):
+        conv(x, wide)  # one x for 20 sources and 14 destinations, which PyG refuses too
     with pytest.raises(NotImplementedError, match="non-square"):
-        conv(x, torch.sparse_coo_tensor(edge_index, torch.ones(edge_index.size(1)), (14, 20)))
+        gnnjit.nn.GCNConv(IN, OUT).double()(x, wide)
     with pytest.raises(NotImplementedError, match="edge_weight with a sparse adjacency"):
         gnnjit.nn.GCNConv(IN, OUT).double()(x, adj_t, torch.ones(edge_index.size(1)))
 

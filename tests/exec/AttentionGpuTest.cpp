@@ -95,6 +95,9 @@ std::vector<AttentionCase> attentionCases() {
       {"gat edge", [](int64_t h, int64_t d) {
          return library("gat", h, d, [](layers::LayerOptions &o) { o.edgeFeatures = true; });
        }},
+      {"gat bipartite", [](int64_t h, int64_t d) {
+         return library("gat", h, d, [](layers::LayerOptions &o) { o.bipartite = true; });
+       }},
       {"transformer", [=](int64_t h, int64_t d) { return library("transformer", h, d, none); }},
       {"transformer edge",
        [](int64_t h, int64_t d) {

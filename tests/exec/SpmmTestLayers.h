@@ -36,6 +36,7 @@ inline std::vector<SpmmLayerCase> spmmLayerCases(int64_t dim) {
          o.trainEps = false;
          o.eps = 0.25;
        })},
+      {"gin bipartite", "gin", with([](auto &o) { o.bipartite = true; })},
   };
 }
 

@@ -54,7 +54,12 @@ inline std::vector<LayerCase> allLayerCases(int64_t dim, int64_t heads) {
     o.trainEps = false;
     o.eps = 0.25;
   });
+  add("gin", "bipartite", [](layers::LayerOptions &o) { o.bipartite = true; });
   add("gat", "concat", none);
+  add("gat", "bipartite edge", [](layers::LayerOptions &o) {
+    o.bipartite = true;
+    o.edgeFeatures = true;
+  });
   add("gat", "mean edge", [](layers::LayerOptions &o) {
     o.concat = false;
     o.edgeFeatures = true;

@@ -139,9 +139,10 @@ ref::Tensor pygStyle(const LayerCase &lc, const Edges &e, const ref::TensorMap &
     ref::Tensor out = scatter(e, msg, C, reduce);
     if (name == "gin") {
       const double eps = o.trainEps ? in.at("eps").at(0, 0) : o.eps;
+      const ref::Tensor &root = o.bipartite ? in.at("x_dst") : x; // PyG's x[1]
       for (int64_t i = 0; i < n; ++i)
         for (int64_t c = 0; c < C; ++c)
-          out.at(i, c) = out.at(i, c) + (1 + eps) * x.at(i, c);
+          out.at(i, c) = out.at(i, c) + (1 + eps) * root.at(i, c);
     }
     return out;
   }
@@ -162,13 +163,14 @@ ref::Tensor pygStyle(const LayerCase &lc, const Edges &e, const ref::TensorMap &
   };
   if (name == "gat") {
     const ref::Tensor &x = in.at("x"), &as = in.at("att_src"), &ad = in.at("att_dst");
+    const ref::Tensor &xd = o.bipartite ? in.at("x_dst") : x; // PyG's x_dst
     value = &x;
     for (size_t k = 0; k < m; ++k)
       for (int64_t h = 0; h < H; ++h) {
         double aj = 0, ai = 0, ae = 0;
         for (int64_t c = 0; c < C; ++c) {
           aj += x.at(e.src[k], h * C + c) * as.at(0, h * C + c);
-          ai += x.at(e.dst[k], h * C + c) * ad.at(0, h * C + c);
+          ai += xd.at(e.dst[k], h * C + c) * ad.at(0, h * C + c);
           if (edge)
             ae += edgeAt(k, h, c) * in.at("att_edge").at(0, h * C + c);
         }
