@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 from torch.nn import Linear, Module, Parameter
 
-from gnnjit import _adjacency, _bipartite, _core
+from gnnjit import _adjacency, _attention_weights, _bipartite, _core
 from gnnjit.ops import dropout_seed, run_layer
 
 __all__ = [
@@ -545,6 +545,7 @@ class _AttentionConv(_PyGLayer):
     """What GATConv, GATv2Conv and TransformerConv share: the arguments every one takes, heads, the bias."""
 
     name = ""
+    _alpha = None  # PyG's attribute (its weights between edge_updater and the return); always None here
 
     def _setup(self, in_channels, out_channels: int, heads: int, concat: bool, dropout: float, kwargs: dict) -> None:
         self._pyg_kwargs(self.name, kwargs, node_dim=None)
@@ -559,14 +560,18 @@ class _AttentionConv(_PyGLayer):
 
     def _call(self, x, edge_index, size, return_attention_weights) -> tuple:
         """(Sides, edge_index) of a call; x (or each of the pair) of shape [N, F]."""
-        # PyG returns (out, (edge_index, alpha)) whenever return_attention_weights is a bool, False included.
-        if return_attention_weights is not None:
-            _refuse(self.name, "return_attention_weights (the fused kernel never forms them)")
+        if self._asks(return_attention_weights):
+            _attention_weights.check_no_dropout(self.name, self.training, self.dropout)
         s, edge_index, _ = _call_graph(self.name, x, edge_index, size, None, "ignored")
         for t in (s.src, s.dst):
             if t is not None:
                 _plain(self.name, t)
         return s, edge_index
+
+    @staticmethod
+    def _asks(return_attention_weights) -> bool:
+        """Whether PyG returns the weights: GATConv and GATv2Conv when the argument is true."""
+        return bool(return_attention_weights)
 
     def _needs_dst(self, s) -> None:
         if s.dst is None:
@@ -583,6 +588,15 @@ class _AttentionConv(_PyGLayer):
             return edge_index, "replace", None
         looped, kept = _bipartite.with_loops(edge_index, min(s.n_src, s.n_dst))
         return looped, "keep", kept
+
+    def _with_weights(self, out: Tensor, given, s, edge_index: Tensor, loops: str, alpha) -> Tensor:
+        """out, or PyG's (out, (edges, alpha)) when the call asked for the attention weights: alpha(edges) of
+        the edges the layer ran on (`loops` 'replace' adds them here as PyG does, once per edge_index)."""
+        if alpha is None:
+            return out
+        if loops == "replace":
+            edge_index = _bipartite.with_loops(edge_index, s.nodes)[0]
+        return out, _attention_weights.returned(given, edge_index, alpha(edge_index), s.n_src, s.n_dst)
 
     def _edge_inputs(self, edge_attr: Optional[Tensor], edge_index: Tensor, s, kept: Optional[Tensor],
                      loops: bool, fill) -> Optional[Tensor]:
@@ -663,6 +677,7 @@ class GATConv(_AttentionConv):
 
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None, size=None,
                 return_attention_weights=None) -> Tensor:
+        given = edge_index
         s, edge_index = self._call(x, edge_index, size, return_attention_weights)
         if edge_attr is not None:
             raise _core.Error("gnnjit.nn.GATConv: edge_attr was given to a layer built without edge_dim")
@@ -670,17 +685,22 @@ class GATConv(_AttentionConv):
         edge_index, loops, _ = self._self_loops(s, edge_index)
         if self.lin is not None and not s.bipartite:  # one projection read at both ends
             layer = self._layer("gat", False, negative_slope=self.negative_slope)
-            out = _run_sides(self.name, layer, s, edge_index, {}, {}, {"x": self.lin(s.src), **params}, loops)
+            x_src = x_dst = self.lin(s.src)
+            out = _run_sides(self.name, layer, s, edge_index, {}, {}, {"x": x_src, **params}, loops)
         else:
             project_src, project_dst = (self.lin, self.lin) if self.lin is not None else (self.lin_src, self.lin_dst)
             x_src = project_src(s.src)
             # PyG's (x_src, None): no destination term in the score, as a destination input of zeros.
-            x_dst = project_dst(s.dst) if s.dst is not None else x_src.new_zeros(s.n_dst, x_src.size(1))
+            x_dst = project_dst(s.dst) if s.dst is not None else None
+            zeros = x_src.new_zeros(s.n_dst, x_src.size(1)) if x_dst is None else x_dst
             layer = self._layer("gat", False, negative_slope=self.negative_slope, bipartite=True)
-            out = _run_sides(self.name, layer, s, edge_index, {"x": x_src}, {"x_dst": x_dst}, params, loops)
+            out = _run_sides(self.name, layer, s, edge_index, {"x": x_src}, {"x_dst": zeros}, params, loops)
         if self.res is not None and s.dst is not None:
             out = out + self.res(s.dst)
-        return out + self.bias if self.bias is not None else out
+        out = out + self.bias if self.bias is not None else out
+        alpha = None if not self._asks(return_attention_weights) else lambda edges: _attention_weights.gat(
+            edges, x_src, x_dst, self.att_src, self.att_dst, self.negative_slope, s.n_dst, self.heads)
+        return self._with_weights(out, given, s, edge_index, loops, alpha)
 
 
 class GATv2Conv(_AttentionConv):
@@ -719,6 +739,7 @@ class GATv2Conv(_AttentionConv):
 
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None,
                 return_attention_weights=None) -> Tensor:
+        given = edge_index
         s, edge_index = self._call(x, edge_index, None, return_attention_weights)
         self._needs_dst(s)
         looped, loops, kept = self._self_loops(s, edge_index)
@@ -727,11 +748,25 @@ class GATv2Conv(_AttentionConv):
         if edges is not None:
             other["e"] = self.lin_edge(edges)
         layer = self._layer("gatv2", edges is not None, negative_slope=self.negative_slope)
-        out = _run_sides(self.name, layer, s, looped, {"xl": self.lin_l(s.src)}, {"xr": self.lin_r(s.dst)}, other,
-                         loops)
+        xl, xr = self.lin_l(s.src), self.lin_r(s.dst)
+        out = _run_sides(self.name, layer, s, looped, {"xl": xl}, {"xr": xr}, other, loops)
         if self.res is not None:
             out = out + self.res(s.dst)
-        return out + self.bias if self.bias is not None else out
+        out = out + self.bias if self.bias is not None else out
+        # The edge rows follow the edges run on: edge_index's columns, then the loops 'replace' adds.
+        alpha = None if not self._asks(return_attention_weights) else lambda run: _attention_weights.gatv2(
+            run, xl, xr, self.att, self._edge_rows_run(other.get("e"), looped, loops), self.negative_slope,
+            s.n_dst, self.heads)
+        return self._with_weights(out, given, s, looped, loops, alpha)
+
+    @staticmethod
+    def _edge_rows_run(e: Optional[Tensor], edge_index: Tensor, loops: str) -> Optional[Tensor]:
+        """The rows of e of the edges run on: with 'replace', the kernel skips the given loops' rows (their edge
+        ids), which PyG's remove_self_loops drops."""
+        if e is None or loops != "replace":
+            return e
+        e_rows, loop_rows = e[: edge_index.size(1)], e[edge_index.size(1):]
+        return torch.cat([e_rows[edge_index[0] != edge_index[1]], loop_rows])
 
 
 class TransformerConv(_AttentionConv):
@@ -768,14 +803,15 @@ class TransformerConv(_AttentionConv):
 
     def forward(self, x, edge_index: Tensor, edge_attr: Optional[Tensor] = None,
                 return_attention_weights=None) -> Tensor:
+        given = edge_index
         s, edge_index = self._call(x, edge_index, None, return_attention_weights)
         self._needs_dst(s)
         edges = _edge_rows(self.name, edge_attr, self.edge_dim, edge_index, s.nodes, False, None)
         other = {} if edges is None else {"e": self.lin_edge(edges)}
         # The heads concatenated by the kernel; concat=False is their mean, as PyG's out.mean(dim=1).
         layer = self._layer("transformer", edges is not None, concat=True)
-        out = _run_sides(self.name, layer, s, edge_index, {"k": self.lin_key(s.src), "v": self.lin_value(s.src)},
-                         {"q": self.lin_query(s.dst)}, other)
+        q, k = self.lin_query(s.dst), self.lin_key(s.src)
+        out = _run_sides(self.name, layer, s, edge_index, {"k": k, "v": self.lin_value(s.src)}, {"q": q}, other)
         if not self.concat:
             out = out.view(-1, self.heads, self.out_channels).mean(dim=1)
         if self.root_weight:
@@ -785,7 +821,15 @@ class TransformerConv(_AttentionConv):
                 out = b * x_r + (1 - b) * out
             else:
                 out = out + x_r
-        return out
+        if not self._asks(return_attention_weights):
+            return out
+        alpha = _attention_weights.transformer(edge_index, q, k, other.get("e"), s.n_dst, self.heads)
+        return out, _attention_weights.as_given(given, edge_index, alpha, s.n_src, s.n_dst)
+
+    @staticmethod
+    def _asks(return_attention_weights) -> bool:
+        """Whether PyG returns the weights: TransformerConv whenever the argument is a bool, False too."""
+        return isinstance(return_attention_weights, bool)
 
 
 class AGNNConv(_PyGLayer):

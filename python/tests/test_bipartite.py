@@ -14,6 +14,7 @@ pyg = needs.module("torch_geometric.nn")
 
 import gnnjit  # noqa: E402
 import gnnjit.nn  # noqa: E402
+from pyg_weights import pair  # noqa: E402
 
 IN_SRC, IN_DST, OUT, HEADS, EDGE_DIM = 6, 5, 4, 3, 3
 TOL = dict(rtol=1e-5, atol=1e-5)
@@ -42,17 +43,6 @@ class Call(torch.nn.Module):
 
     def forward(self, x_src, x_dst, edge_index, edge_attr):
         return self.how(self.conv, x_src, x_dst, edge_index, edge_attr)
-
-
-def pair(make):
-    """PyG's layer and gnnjit's, PyG's weights (perturbed, so a dropped bias shows) loaded into gnnjit's."""
-    torch.manual_seed(1)
-    theirs, ours = make(pyg).double(), make(gnnjit.nn).double()
-    with torch.no_grad():
-        for p in theirs.parameters():
-            p.add_(0.1 * torch.randn_like(p))
-    ours.load_state_dict(theirs.state_dict())
-    return theirs, ours
 
 
 def run(module, args):

@@ -264,10 +264,12 @@ def test_unsupported_constructor_arguments_are_refused(make, message):
 def test_unsupported_forward_arguments_are_refused():
     edge_index, x, edge_attr = graph()
     xf = x.float()
-    for conv in (gnnjit.nn.GATConv(IN, OUT), gnnjit.nn.GATv2Conv(IN, OUT), gnnjit.nn.TransformerConv(IN, OUT)):
-        for flag in (True, False):  # PyG returns the weights for any bool, False too
-            with pytest.raises(NotImplementedError, match="return_attention_weights"):
-                conv(xf, edge_index, return_attention_weights=flag)
+    for conv in (gnnjit.nn.GATConv(IN, OUT, dropout=0.5), gnnjit.nn.GATv2Conv(IN, OUT, dropout=0.5),
+                 gnnjit.nn.TransformerConv(IN, OUT, dropout=0.5)):
+        with pytest.raises(NotImplementedError, match="return_attention_weights with dropout=0.5 in training"):
+            conv(xf, edge_index, return_attention_weights=True)
+        conv.eval()  # no dropout drawn: the weights are returned (test_attention_weights.py)
+        assert len(conv(xf, edge_index, return_attention_weights=True)) == 2
     # Bipartite calls (size=, (x_src, x_dst)) are supported where PyG takes them: test_bipartite.py.
     with pytest.raises(TypeError, match="node_dim"):
         gnnjit.nn.GATConv(IN, OUT, node_dim=0)
