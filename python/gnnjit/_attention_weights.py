@@ -31,14 +31,16 @@ def _softmax(scores: Tensor, dst: Tensor, num_dst: int) -> Tensor:
 
 
 def gat(edge_index: Tensor, x_src: Tensor, x_dst: Optional[Tensor], att_src: Tensor, att_dst: Tensor,
-        negative_slope: float, num_dst: int, heads: int) -> Tensor:
-    """GATConv's alpha: softmax(leaky_relu(<x_j, a_src> + <x_i, a_dst>)) per head."""
+        e: Optional[Tensor], att_edge: Optional[Tensor], negative_slope: float, num_dst: int, heads: int) -> Tensor:
+    """GATConv's alpha: softmax(leaky_relu(<x_j, a_src> + <x_i, a_dst> [+ <e_ji, a_edge>])) per head."""
     src, dst = edge_index[0], edge_index[1]
     a_src = (x_src.view(x_src.size(0), heads, -1) * att_src.view(1, heads, -1)).sum(-1)
     score = a_src.index_select(0, src)
     if x_dst is not None:
         a_dst = (x_dst.view(x_dst.size(0), heads, -1) * att_dst.view(1, heads, -1)).sum(-1)
         score = score + a_dst.index_select(0, dst)
+    if e is not None:
+        score = score + (e.view(e.size(0), heads, -1) * att_edge.view(1, heads, -1)).sum(-1)
     return _softmax(torch.nn.functional.leaky_relu(score, negative_slope), dst, num_dst)
 
 

@@ -523,15 +523,18 @@ def _loop_rows(edge_attr: Tensor, edge_index: Tensor, num_nodes: int, fill) -> T
 
 
 def _edge_rows(layer: str, edge_attr: Optional[Tensor], edge_dim: Optional[int], edge_index: Tensor,
-               num_nodes: int, replace_loops: bool, fill) -> Optional[Tensor]:
+               num_nodes: int, replace_loops: bool, fill, required: bool = False) -> Optional[Tensor]:
     """edge_attr for every stored edge, as rows: edge_index's columns, then, when self loops are replaced (PyG's
     remove_self_loops + add_self_loops), one loop per node in node order, of the attributes PyG's fill_value
-    gives it; the input's own loops stay unread."""
+    gives it; the input's own loops stay unread. None without edge_attr, where PyG then leaves the edge term
+    out (GAT, GATv2); `required`: where PyG asserts it (TransformerConv)."""
     if edge_dim is None:
         if edge_attr is not None:
             raise _core.Error(f"gnnjit.nn.{layer}: edge_attr was given to a layer built without edge_dim")
         return None
     if edge_attr is None:
+        if not required:
+            return None
         raise _core.Error(f"gnnjit.nn.{layer}: built with edge_dim={edge_dim}, so forward needs edge_attr")
     if edge_attr.size(0) != edge_index.size(1):
         raise _core.Error(f"gnnjit.nn.{layer}: edge_attr has {edge_attr.size(0)} rows for {edge_index.size(1)} edges")
@@ -598,6 +601,15 @@ class _AttentionConv(_PyGLayer):
             edge_index = _bipartite.with_loops(edge_index, s.nodes)[0]
         return out, _attention_weights.returned(given, edge_index, alpha(edge_index), s.n_src, s.n_dst)
 
+    @staticmethod
+    def _edge_rows_run(e: Optional[Tensor], edge_index: Tensor, loops: str) -> Optional[Tensor]:
+        """The rows of e of the edges run on: with 'replace', the kernel skips the given loops' rows (their edge
+        ids), which PyG's remove_self_loops drops."""
+        if e is None or loops != "replace":
+            return e
+        e_rows, loop_rows = e[: edge_index.size(1)], e[edge_index.size(1):]
+        return torch.cat([e_rows[edge_index[0] != edge_index[1]], loop_rows])
+
     def _edge_inputs(self, edge_attr: Optional[Tensor], edge_index: Tensor, s, kept: Optional[Tensor],
                      loops: bool, fill) -> Optional[Tensor]:
         """_edge_rows of a call whose loops _self_loops made: on a bipartite call, the kept columns' rows then
@@ -660,8 +672,8 @@ class GATConv(_AttentionConv):
     ):
         super().__init__()
         self._setup(in_channels, out_channels, heads, concat, dropout, kwargs)
-        if edge_dim is not None:
-            _refuse("GATConv", "edge_dim (edge attributes in GAT's attention)")
+        if edge_dim is not None and add_self_loops:
+            _check_fill("GATConv", fill_value)
         self.negative_slope, self.add_self_loops, self.fill_value = negative_slope, add_self_loops, fill_value
         self.edge_dim, self.residual = edge_dim, residual
         # PyG: one projection `lin` for an int in_channels; lin_src and lin_dst for a pair.
@@ -672,6 +684,12 @@ class GATConv(_AttentionConv):
             self.lin_src = _linear(self._widths[0], heads * out_channels, bias=False)
             self.lin_dst = _linear(self._widths[1], heads * out_channels, bias=False)
         self.att_src, self.att_dst = self._attention_vector(), self._attention_vector()
+        if edge_dim is not None:
+            self.lin_edge = _linear(edge_dim, heads * out_channels, bias=False)
+            self.att_edge = self._attention_vector()
+        else:
+            self.lin_edge = None
+            self.register_parameter("att_edge", None)
         self._residual(residual, self._widths[1])
         self.bias = self._bias(bias)
 
@@ -679,12 +697,14 @@ class GATConv(_AttentionConv):
                 return_attention_weights=None) -> Tensor:
         given = edge_index
         s, edge_index = self._call(x, edge_index, size, return_attention_weights)
-        if edge_attr is not None:
-            raise _core.Error("gnnjit.nn.GATConv: edge_attr was given to a layer built without edge_dim")
+        looped, loops, kept = self._self_loops(s, edge_index)
+        edges = self._edge_inputs(edge_attr, edge_index, s, kept, self.add_self_loops, self.fill_value)
+        edge_index = looped
         params = {"att_src": self.att_src, "att_dst": self.att_dst}
-        edge_index, loops, _ = self._self_loops(s, edge_index)
+        if edges is not None:
+            params.update(e=self.lin_edge(edges), att_edge=self.att_edge)
         if self.lin is not None and not s.bipartite:  # one projection read at both ends
-            layer = self._layer("gat", False, negative_slope=self.negative_slope)
+            layer = self._layer("gat", edges is not None, negative_slope=self.negative_slope)
             x_src = x_dst = self.lin(s.src)
             out = _run_sides(self.name, layer, s, edge_index, {}, {}, {"x": x_src, **params}, loops)
         else:
@@ -693,13 +713,14 @@ class GATConv(_AttentionConv):
             # PyG's (x_src, None): no destination term in the score, as a destination input of zeros.
             x_dst = project_dst(s.dst) if s.dst is not None else None
             zeros = x_src.new_zeros(s.n_dst, x_src.size(1)) if x_dst is None else x_dst
-            layer = self._layer("gat", False, negative_slope=self.negative_slope, bipartite=True)
+            layer = self._layer("gat", edges is not None, negative_slope=self.negative_slope, bipartite=True)
             out = _run_sides(self.name, layer, s, edge_index, {"x": x_src}, {"x_dst": zeros}, params, loops)
         if self.res is not None and s.dst is not None:
             out = out + self.res(s.dst)
         out = out + self.bias if self.bias is not None else out
-        alpha = None if not self._asks(return_attention_weights) else lambda edges: _attention_weights.gat(
-            edges, x_src, x_dst, self.att_src, self.att_dst, self.negative_slope, s.n_dst, self.heads)
+        alpha = None if not self._asks(return_attention_weights) else lambda run: _attention_weights.gat(
+            run, x_src, x_dst, self.att_src, self.att_dst, self._edge_rows_run(params.get("e"), looped, loops),
+            self.att_edge, self.negative_slope, s.n_dst, self.heads)
         return self._with_weights(out, given, s, edge_index, loops, alpha)
 
 
@@ -759,14 +780,6 @@ class GATv2Conv(_AttentionConv):
             s.n_dst, self.heads)
         return self._with_weights(out, given, s, looped, loops, alpha)
 
-    @staticmethod
-    def _edge_rows_run(e: Optional[Tensor], edge_index: Tensor, loops: str) -> Optional[Tensor]:
-        """The rows of e of the edges run on: with 'replace', the kernel skips the given loops' rows (their edge
-        ids), which PyG's remove_self_loops drops."""
-        if e is None or loops != "replace":
-            return e
-        e_rows, loop_rows = e[: edge_index.size(1)], e[edge_index.size(1):]
-        return torch.cat([e_rows[edge_index[0] != edge_index[1]], loop_rows])
 
 
 class TransformerConv(_AttentionConv):
@@ -806,7 +819,7 @@ class TransformerConv(_AttentionConv):
         given = edge_index
         s, edge_index = self._call(x, edge_index, None, return_attention_weights)
         self._needs_dst(s)
-        edges = _edge_rows(self.name, edge_attr, self.edge_dim, edge_index, s.nodes, False, None)
+        edges = _edge_rows(self.name, edge_attr, self.edge_dim, edge_index, s.nodes, False, None, required=True)
         other = {} if edges is None else {"e": self.lin_edge(edges)}
         # The heads concatenated by the kernel; concat=False is their mean, as PyG's out.mean(dim=1).
         layer = self._layer("transformer", edges is not None, concat=True)

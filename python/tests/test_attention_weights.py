@@ -60,6 +60,7 @@ LAYERS = {
     "GATConv": (lambda m: m.GATConv(IN, OUT, heads=HEADS), False),
     "GATConv no loops mean": (lambda m: m.GATConv(IN, OUT, heads=HEADS, add_self_loops=False, concat=False), False),
     "GATConv pair of lins": (lambda m: m.GATConv((IN, IN), OUT, heads=HEADS), False),
+    "GATConv edge_dim fill 0.5": (lambda m: m.GATConv(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM, fill_value=0.5), True),
     "GATv2Conv": (lambda m: m.GATv2Conv(IN, OUT, heads=HEADS), False),
     "GATv2Conv edge_dim fill mean": (lambda m: m.GATv2Conv(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM), True),
     "GATv2Conv edge_dim no loops": (

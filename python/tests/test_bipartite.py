@@ -82,6 +82,8 @@ LAYERS = {
     "GATConv pair": lambda m: m.GATConv(PAIRED, OUT, heads=HEADS),
     "GATConv pair no loops": lambda m: m.GATConv(PAIRED, OUT, heads=HEADS, add_self_loops=False, concat=False),
     "GATConv shared lin residual": lambda m: m.GATConv(IN_SRC, OUT, heads=HEADS, residual=True),
+    "GATConv pair edge_dim max fill": lambda m: m.GATConv(PAIRED, OUT, heads=HEADS, edge_dim=EDGE_DIM,
+                                                          fill_value="max"),
     "GATv2Conv pair": lambda m: m.GATv2Conv(PAIRED, OUT, heads=HEADS),
     "GATv2Conv edge_dim mean fill": lambda m: m.GATv2Conv(PAIRED, OUT, heads=HEADS, edge_dim=EDGE_DIM),
     "GATv2Conv edge_dim no loops residual": lambda m: m.GATv2Conv(
@@ -94,7 +96,7 @@ LAYERS = {
 }
 # GIN, EdgeConv and a GAT with one lin take features of one width on both sides.
 SAME_WIDTH = {"GINConv train_eps", "GATConv shared lin residual", "EdgeConv max", "EdgeConv mean"}
-TAKES_EDGE_ATTR = {"GATv2Conv edge_dim mean fill", "GATv2Conv edge_dim no loops residual",
+TAKES_EDGE_ATTR = {"GATConv pair edge_dim max fill", "GATv2Conv edge_dim mean fill", "GATv2Conv edge_dim no loops residual",
                    "TransformerConv edge_dim beta mean"}
 TAKES_SIZE = {"GraphConv sum", "GraphConv mean", "SAGEConv mean", "SAGEConv max project normalize",
               "SAGEConv sum no root", "GINConv train_eps", "GATConv pair", "GATConv pair no loops",
@@ -115,8 +117,8 @@ def _with_pair(conv, xs, xd, ei, ea):
 @pytest.mark.parametrize("shape", SHAPES, ids=list(SHAPES))
 @pytest.mark.parametrize("name", LAYERS, ids=list(LAYERS))
 def test_pair_agrees_with_pyg(name, shape):
-    if "mean fill" in name and shape == "fewer sources":
-        # PyG fills the n_src loops' edge_attr with a mean over each destination's edges, indexed by destination:
+    if "fill" in name and shape == "fewer sources":
+        # PyG fills the n_src loops' edge_attr by reducing each destination's edges, indexed by destination:
         # destinations past n_src are out of range, and both refuse.
         theirs, ours = pair(LAYERS[name])
         for conv in (theirs, ours):

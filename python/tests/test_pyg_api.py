@@ -1,6 +1,6 @@
 """gnnjit.nn against PyG 2.8 on the arguments issue 28 (item 5) added: str(conv) as PyG prints it; each newly
 supported argument (SAGEConv normalize/project, TransformerConv beta/concat=False, GAT/GATv2 residual, GCNConv
-normalize=False and cached, GATv2 fill_value, lazy in_channels=-1, batched x of shape [B, N, F], empty graphs)
+normalize=False and cached, GAT/GATv2 edge_dim and fill_value, lazy in_channels=-1, batched x of shape [B, N, F], empty graphs)
 against PyG's layer with the same weights, output and every gradient (input, edge_attr, each parameter); and
 that what stays unsupported is refused, naming the argument."""
 
@@ -138,22 +138,33 @@ def test_transformer_beta_and_concat_false_with_edge_attr():
 FILL_VALUES = [0.5, 3, "mean", "add", "sum", "max", "min", "mul", None, "tensor"]
 
 
+@pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
 @pytest.mark.parametrize("fill", FILL_VALUES, ids=[str(f) for f in FILL_VALUES])
-def test_gatv2_fill_value_of_added_loops(fill):
+def test_edge_dim_and_fill_value_of_added_loops(fill, layer):
     edge_index, x, edge_attr = graph()
     if fill == "tensor":
         fill = torch.linspace(-1, 1, EDGE_DIM)
-    assert_agrees(lambda m: m.GATv2Conv(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM, fill_value=fill),
+    assert_agrees(lambda m: getattr(m, layer)(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM, fill_value=fill),
                   [x, edge_index, edge_attr], grad_of=(0, 2))
 
 
+@pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
 @pytest.mark.parametrize("fill", [0.5, "mean", "max", "mul", "tensor"])
-def test_gatv2_fill_value_with_one_dimensional_edge_attr(fill):
+def test_fill_value_with_one_dimensional_edge_attr(fill, layer):
     edge_index, x, edge_attr = graph()
     if fill == "tensor":
         fill = torch.tensor([0.25])
-    assert_agrees(lambda m: m.GATv2Conv(IN, OUT, heads=2, edge_dim=1, fill_value=fill),
+    assert_agrees(lambda m: getattr(m, layer)(IN, OUT, heads=2, edge_dim=1, fill_value=fill),
                   [x, edge_index, edge_attr[:, 0].contiguous()], grad_of=(0, 2))
+
+
+@pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
+def test_edge_dim_without_edge_attr_leaves_the_edge_term_out(layer):
+    """PyG adds the edge term only when edge_attr is given (lin_edge and att_edge then get no gradient)."""
+    edge_index, x, _ = graph()
+    assert_agrees(lambda m: getattr(m, layer)(IN, OUT, heads=2, edge_dim=EDGE_DIM), [x, edge_index])
+    assert_agrees(lambda m: getattr(m, layer)(IN, OUT, heads=2, edge_dim=EDGE_DIM, add_self_loops=False),
+                  [x, edge_index])
 
 
 LAZY = [
@@ -248,7 +259,7 @@ REFUSED = [
     (lambda: gnnjit.nn.GraphConv(IN, OUT, aggr="max"), "aggr='max'"),
     (lambda: gnnjit.nn.EdgeConv(torch.nn.Sequential(torch.nn.Linear(2 * IN, OUT))), "Linear"),
     (lambda: gnnjit.nn.EdgeConv(torch.nn.Linear(2 * IN, OUT), aggr="std"), "aggr='std'"),
-    (lambda: gnnjit.nn.GATConv(IN, OUT, edge_dim=3), "edge_dim"),
+    (lambda: gnnjit.nn.GATConv(IN, OUT, edge_dim=3, fill_value="any"), "fill_value='any'"),
     (lambda: gnnjit.nn.GATv2Conv(IN, OUT, edge_dim=3, fill_value="any"), "fill_value='any'"),
     (lambda: gnnjit.nn.GINConv(torch.nn.Linear(IN, OUT), flow="target_to_source"), "flow"),
     (lambda: gnnjit.nn.AGNNConv(something=1), "something"),

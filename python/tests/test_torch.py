@@ -44,6 +44,7 @@ CASES = [
     ("GINConv", lambda m: m.GINConv(torch.nn.Linear(IN, OUT), eps=0.1), False),
     ("GATConv", lambda m: m.GATConv(IN, OUT, heads=HEADS), False),
     ("GATConv", lambda m: m.GATConv(IN, OUT, heads=HEADS, concat=False, negative_slope=0.1), False),
+    ("GATConv", lambda m: m.GATConv(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM), True),
     ("GATv2Conv", lambda m: m.GATv2Conv(IN, OUT, heads=HEADS), False),
     ("GATv2Conv", lambda m: m.GATv2Conv(IN, OUT, heads=HEADS, concat=False, share_weights=True), False),
     ("GATv2Conv", lambda m: m.GATv2Conv(IN, OUT, heads=HEADS, edge_dim=EDGE_DIM), True),
@@ -111,7 +112,7 @@ def test_signatures_match_pyg(name):
     [
         (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr="std"), "aggr"),
         (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr=["mean", "max"]), "aggr"),
-        (lambda: gnnjit.nn.GATConv(IN, OUT, edge_dim=3), "edge_dim"),
+        (lambda: gnnjit.nn.GATConv(IN, OUT, edge_dim=3, fill_value="median"), "fill_value"),
         (lambda: gnnjit.nn.EdgeConv(torch.nn.Sequential(torch.nn.Linear(2 * IN, OUT))), "Linear"),
         (lambda: gnnjit.nn.GCNConv(IN, OUT, node_dim=1), "node_dim"),
         (lambda: gnnjit.nn.GCNConv(IN, OUT, flow="target_to_source"), "flow"),
