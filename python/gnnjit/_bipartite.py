@@ -11,15 +11,13 @@ edge from source n_src would read a padding row instead of failing): once per gr
 
 from __future__ import annotations
 
-import weakref
-from collections import OrderedDict
-from typing import Callable, NamedTuple, Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor
 
 from gnnjit import _core
-from gnnjit.graphs import _key_part
+from gnnjit.graphs import DerivedCache
 
 
 class Sides(NamedTuple):
@@ -87,36 +85,8 @@ def pad(t: Tensor, rows: int) -> Tensor:
     return torch.cat([t, t.new_zeros((extra,) + tuple(t.shape[1:]))])
 
 
-class _WeakMemo:
-    """Values derived from an edge_index, kept while it lives and is unchanged (keyed as gnnjit.graphs keys
-    graphs: data pointer, version, shape, strides, device, dtype), at most `size` of them."""
-
-    def __init__(self, size: int = 8):
-        self._size = size
-        self._values: OrderedDict = OrderedDict()
-
-    def get(self, edge_index: Tensor, extra, make: Callable):
-        key = (_key_part(edge_index), extra)
-        found = self._values.get(key)
-        if found is not None and found[0]() is edge_index:
-            self._values.move_to_end(key)
-            return found[1]
-        value = make()
-        memo = weakref.ref(self)
-
-        def dropped(_ref, key=key):
-            m = memo()
-            if m is not None:
-                m._values.pop(key, None)
-
-        self._values[key] = (weakref.ref(edge_index, dropped), value)
-        while len(self._values) > self._size:
-            self._values.popitem(last=False)
-        return value
-
-
-_checked = _WeakMemo(16)
-_looped = _WeakMemo(8)
+_checked = DerivedCache(16)
+_looped = DerivedCache(8)
 
 
 def check_edges(layer: str, edge_index: Tensor, s: Sides) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 
@@ -262,6 +262,35 @@ def index_type(edge_index: torch.Tensor, num_nodes: int) -> str:
     """The CSR index type of the graph of edge_index: 'int32' unless its edges with a self loop per node could
     exceed int32 (decided from the shapes alone, so torch's fake tensors know the saved positions' dtype)."""
     return "int32" if edge_index.size(-1) + num_nodes <= INT32_LIMIT else "int64"
+
+
+class DerivedCache:
+    """Values derived from an edge_index, kept while it lives and is unchanged (keyed as gnnjit.graphs keys
+    graphs: data pointer, version, shape, strides, device, dtype), at most `size` of them."""
+
+    def __init__(self, size: int = 8):
+        self._size = size
+        self._values: OrderedDict = OrderedDict()
+
+    def get(self, edge_index: torch.Tensor, extra, make: Callable):
+        """The value for (edge_index, extra): found, or make() kept."""
+        key = (_key_part(edge_index), extra)
+        found = self._values.get(key)
+        if found is not None and found[0]() is edge_index:
+            self._values.move_to_end(key)
+            return found[1]
+        value = make()
+        memo = weakref.ref(self)
+
+        def dropped(_ref, key=key):
+            m = memo()
+            if m is not None:
+                m._values.pop(key, None)
+
+        self._values[key] = (weakref.ref(edge_index, dropped), value)
+        while len(self._values) > self._size:
+            self._values.popitem(last=False)
+        return value
 
 
 default_cache = GraphCache()

@@ -20,6 +20,7 @@ from torch import Tensor
 from torch.nn import Linear, Module, Parameter
 
 from gnnjit import _adjacency, _attention_weights, _bipartite, _core
+from gnnjit.graphs import DerivedCache
 from gnnjit.ops import dropout_seed, run_layer
 
 __all__ = [
@@ -58,8 +59,8 @@ class _PyGLayer(Module):
         kwargs.setdefault('aggr', ...)), None where the layer names it; `node_dim` the one it takes, None where
         PyG passes its own (the attention layers: node_dim=0), so that a user's is a TypeError as in PyG."""
         flow = kwargs.pop("flow", "source_to_target")
-        if flow != "source_to_target":
-            _refuse(layer, f"flow={flow!r}")
+        if flow not in _FLOWS:
+            raise ValueError(f"{layer}: flow must be one of {list(_FLOWS)}, got {flow!r}")
         if aggr is not None and "aggr" in kwargs:
             given = kwargs.pop("aggr")
             if not isinstance(given, str) or given not in ("add", "sum"):
@@ -79,7 +80,7 @@ class _PyGLayer(Module):
         self.flow = flow
         self.node_dim = -2 if node_dim is None else node_dim
         self.decomposed_layers = decomposed
-        self.register_forward_pre_hook(_check_flow_on_call)
+        self.register_forward_pre_hook(_flow_pre_hook, with_kwargs=True)
 
     @property
     def decomposed_layers(self) -> int:
@@ -123,9 +124,33 @@ for _name in _HOOKS:
     setattr(_PyGLayer, _name, _hook_refusal(_name))
 
 
-def _check_flow_on_call(module: Module, args) -> None:
-    if module.flow != "source_to_target":
-        _refuse(type(module).__name__, f"flow={module.flow!r} (set after construction)")
+_FLOWS = ("source_to_target", "target_to_source")
+_flipped = DerivedCache(8)
+
+
+def _flow_pre_hook(module: Module, args: tuple, kwargs: dict):
+    """PyG's flow, read at every call (it may be set after construction): with 'target_to_source' each column
+    (i, j) of edge_index carries a message from j to i, which is the 'source_to_target' edge_index flipped
+    (made once per edge_index while it lives). Refused where flipping is not all PyG does: a sparse adj_t or a
+    bipartite pair."""
+    flow = module.flow
+    if flow == "source_to_target":
+        return None
+    name = type(module).__name__
+    if flow not in _FLOWS:
+        raise ValueError(f"{name}: flow must be one of {list(_FLOWS)}, got {flow!r}")
+    on_kwargs = "edge_index" in kwargs
+    edge_index = kwargs["edge_index"] if on_kwargs else args[1] if len(args) > 1 else None
+    x = kwargs.get("x", args[0] if args else None)
+    if isinstance(x, (tuple, list)) or _adjacency.is_adjacency(edge_index):
+        _refuse(name, "flow='target_to_source' with a bipartite pair or a sparse adj_t")
+    if not isinstance(edge_index, Tensor):
+        return None  # the layer's own checks name what is wrong
+    _check_edge_index(edge_index)
+    flipped = _flipped.get(edge_index, None, lambda: edge_index.flip(0))
+    if on_kwargs:
+        return args, {**kwargs, "edge_index": flipped}
+    return (args[0], flipped, *args[2:]), kwargs
 
 
 def _glorot(t: Tensor) -> None:
@@ -620,6 +645,8 @@ class _AttentionConv(_PyGLayer):
                 raise _core.Error(f"gnnjit.nn.{self.name}: edge_attr has {edge_attr.size(0)} rows for "
                                   f"{edge_index.size(1)} edges")
             edge_attr, edge_index, loop_nodes = edge_attr[kept], edge_index[:, kept], min(s.n_src, s.n_dst)
+        if self.flow == "target_to_source":  # PyG's fill reduces by edge_index[1] as given: here, the sources
+            edge_index = edge_index.flip(0)
         return _edge_rows(self.name, edge_attr, self.edge_dim, edge_index, loop_nodes, loops, fill)
 
     def _attention_vector(self) -> Parameter:

@@ -250,6 +250,29 @@ def test_graph_without_edges(make, nodes):
     torch.testing.assert_close(ours(x, edge_index), theirs(x, edge_index), **TOL)
 
 
+FLOW_LAYERS = [  # (layer, whether it takes edge_attr)
+    (lambda m: m.GCNConv(IN, OUT, flow="target_to_source"), False),
+    (lambda m: m.GraphConv(IN, OUT, aggr="mean", flow="target_to_source"), False),
+    (lambda m: m.SAGEConv(IN, OUT, aggr="max", flow="target_to_source"), False),
+    (lambda m: m.GINConv(torch.nn.Linear(IN, OUT), flow="target_to_source"), False),
+    (lambda m: m.GATConv(IN, OUT, heads=2, edge_dim=EDGE_DIM, flow="target_to_source"), True),
+    (lambda m: m.GATv2Conv(IN, OUT, heads=2, edge_dim=EDGE_DIM, fill_value="max", flow="target_to_source"), True),
+    (lambda m: m.TransformerConv(IN, OUT, heads=2, flow="target_to_source"), False),
+    (lambda m: m.AGNNConv(flow="target_to_source"), False),
+    (lambda m: m.EdgeConv(torch.nn.Linear(2 * IN, OUT), flow="target_to_source"), False),
+]
+
+
+@pytest.mark.parametrize("make, edges", FLOW_LAYERS, ids=range(len(FLOW_LAYERS)))
+def test_flow_target_to_source_agrees_with_pyg(make, edges):
+    """Messages from edge_index[1] to edge_index[0]; the loops' edge_attr reduced by edge_index[1], as PyG."""
+    edge_index, x, edge_attr = graph()
+    if edges:
+        assert_agrees(make, [x, edge_index, edge_attr], grad_of=(0, 2))
+    else:
+        assert_agrees(make, [x, edge_index])
+
+
 REFUSED = [
     (lambda: gnnjit.nn.GCNConv(IN, OUT, aggr="mean"), "aggr='mean'"),
     (lambda: gnnjit.nn.GCNConv(IN, OUT, node_dim=0), "node_dim"),
@@ -261,7 +284,6 @@ REFUSED = [
     (lambda: gnnjit.nn.EdgeConv(torch.nn.Linear(2 * IN, OUT), aggr="std"), "aggr='std'"),
     (lambda: gnnjit.nn.GATConv(IN, OUT, edge_dim=3, fill_value="any"), "fill_value='any'"),
     (lambda: gnnjit.nn.GATv2Conv(IN, OUT, edge_dim=3, fill_value="any"), "fill_value='any'"),
-    (lambda: gnnjit.nn.GINConv(torch.nn.Linear(IN, OUT), flow="target_to_source"), "flow"),
     (lambda: gnnjit.nn.AGNNConv(something=1), "something"),
 ]
 
