@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 from torch.nn import Linear, Module, Parameter
 
-from gnnjit import _adjacency, _attention_weights, _bipartite, _core
+from gnnjit import _adjacency, _attention_weights, _bipartite, _core, _multi_aggr
 from gnnjit.graphs import DerivedCache
 from gnnjit.ops import dropout_seed, run_layer
 
@@ -308,7 +308,7 @@ def _run_nodes(layer: dict, num_nodes: int, edge_index: Tensor, inputs: dict, se
             "gnnjit treats edge_weight as a constant of the graph: pass edge_weight.detach() (its gradient is not "
             "computed yet)"
         )
-    seed = dropout_seed() if layer.get("attention_dropout") else None
+    seed = dropout_seed() if isinstance(layer, dict) and layer.get("attention_dropout") else None
     return run_layer(layer, edge_index, num_nodes, inputs, edge_weight, self_loops, seed)["out"]
 
 
@@ -442,18 +442,24 @@ class SAGEConv(_PyGLayer):
         **kwargs,
     ):
         super().__init__()
-        self._aggr = _string_aggr("SAGEConv", aggr, _AGGRS["SAGEConv"])  # a list or Aggregation: named first
-        self._pyg_kwargs("SAGEConv", kwargs, aggr=None)
         src_in, dst_in = _channels(in_channels)
+        self.aggr_module = None  # PyG's MultiAggregation for a list aggr (gnnjit._multi_aggr)
+        if isinstance(aggr, (list, tuple)):
+            aggr_kwargs = _multi_aggr.check_kwargs("SAGEConv", aggr, kwargs.pop("aggr_kwargs", None))
+            self.aggr_module, self._aggr = _multi_aggr.module("SAGEConv", aggr, aggr_kwargs), None
+        else:
+            self._aggr = _string_aggr("SAGEConv", aggr, _AGGRS["SAGEConv"])  # an Aggregation object: named first
+        self._pyg_kwargs("SAGEConv", kwargs, aggr=None)
         self.in_channels, self.out_channels, self.aggr = in_channels, out_channels, aggr
         self.normalize, self.root_weight, self.project = normalize, root_weight, project
         if project:
             if src_in <= 0:
                 raise ValueError("'SAGEConv' does not support lazy initialization with `project=True`")
             self.lin = Linear(src_in, src_in, bias=True)  # PyG's default (kaiming) initialization
-        self.lin_l = _linear(src_in, out_channels, bias=bias)
+        aggregated = src_in if self.aggr_module is None else self.aggr_module.get_out_channels(src_in)
+        self.lin_l = _linear(aggregated, out_channels, bias=bias)
         self.lin_r = _linear(dst_in, out_channels, bias=False) if root_weight else None
-        if src_in > 0:  # refused options fail here, not at the first forward
+        if src_in > 0 and self._aggr is not None:  # refused options fail here, not at the first forward
             _core.Layer.from_library(name="sage", dim=src_in, aggr=self._aggr)
 
     def __repr__(self) -> str:
@@ -463,8 +469,15 @@ class SAGEConv(_PyGLayer):
         s, edge_index, _ = _call_graph("SAGEConv", x, edge_index, size, None, "ones")
         x_src = self.lin(s.src).relu() if self.project else s.src
         folded = _fold(x_src)
-        layer = {"name": "sage", "dim": folded.size(1), "aggr": self._aggr}
-        out = self.lin_l(_unfold(_run_sides("SAGEConv", layer, s, edge_index, {"x": folded}, {}, {}), x_src))
+        if self.aggr_module is not None:
+            if x_src.dim() != 2:  # a combination mixes the aggregations' columns: no batch in them
+                _refuse("SAGEConv", f"a list aggr with x of shape {list(x_src.shape)} ([num_nodes, F] is)")
+            aggregated = _multi_aggr.aggregate(self.aggr_module, folded, lambda layer, src, params: _run_sides(
+                "SAGEConv", layer, s, edge_index, src, {}, params))
+        else:
+            layer = {"name": "sage", "dim": folded.size(1), "aggr": self._aggr}
+            aggregated = _run_sides("SAGEConv", layer, s, edge_index, {"x": folded}, {}, {})
+        out = self.lin_l(_unfold(aggregated, x_src))
         if self.lin_r is not None and s.dst is not None:
             out = out + self.lin_r(s.dst)
         if self.normalize:

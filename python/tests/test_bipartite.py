@@ -78,6 +78,8 @@ LAYERS = {
     "SAGEConv mean": lambda m: m.SAGEConv(PAIRED, OUT),
     "SAGEConv max project normalize": lambda m: m.SAGEConv(PAIRED, OUT, aggr="max", project=True, normalize=True),
     "SAGEConv sum no root": lambda m: m.SAGEConv(PAIRED, OUT, aggr="sum", root_weight=False),
+    "SAGEConv list max softmax": lambda m: m.SAGEConv(PAIRED, OUT, aggr=["max", "softmax"],
+                                                      aggr_kwargs={"aggrs_kwargs": [{}, {"learn": True}]}),
     "GINConv train_eps": lambda m: m.GINConv(torch.nn.Linear(IN_SRC, OUT), train_eps=True, eps=0.3),
     "GATConv pair": lambda m: m.GATConv(PAIRED, OUT, heads=HEADS),
     "GATConv pair no loops": lambda m: m.GATConv(PAIRED, OUT, heads=HEADS, add_self_loops=False, concat=False),
@@ -212,7 +214,7 @@ def test_a_changed_edge_index_is_checked_again():
         conv((x_src, x_dst), edge_index)
 
 
-@pytest.mark.parametrize("name", ["SAGEConv max project normalize", "GATConv pair", "GATv2Conv edge_dim mean fill",
+@pytest.mark.parametrize("name", ["SAGEConv max project normalize", "SAGEConv list max softmax", "GATConv pair", "GATv2Conv edge_dim mean fill",
                                   "TransformerConv edge_dim beta mean", "GINConv train_eps"])
 def test_pair_on_cuda_agrees_with_pyg(name):
     """The same comparison on the GPU: gnnjit's generated kernels in float32 against PyG's on CUDA."""

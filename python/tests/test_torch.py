@@ -111,7 +111,7 @@ def test_signatures_match_pyg(name):
     "make, message",
     [
         (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr="std"), "aggr"),
-        (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr=["mean", "max"]), "aggr"),
+        (lambda: gnnjit.nn.SAGEConv(IN, OUT, aggr=["mean", "std"]), "StdAggregation"),
         (lambda: gnnjit.nn.GATConv(IN, OUT, edge_dim=3, fill_value="median"), "fill_value"),
         (lambda: gnnjit.nn.EdgeConv(torch.nn.Sequential(torch.nn.Linear(2 * IN, OUT))), "Linear"),
         (lambda: gnnjit.nn.GCNConv(IN, OUT, node_dim=1), "node_dim"),
