@@ -3,11 +3,15 @@ implements are swapped into torch_geometric.nn before the test modules import th
 
 GNNJIT_CONFORMANCE_BACKEND=pyg leaves PyG's classes in place (the same tests against PyG itself: the baseline
 that says which tests hold for the installed PyG at all). Tests of classes and functions gnnjit does not
-implement (GINEConv, DynamicEdgeConv, gcn_norm) are deselected: they would measure PyG, not gnnjit."""
+implement (GINEConv, DynamicEdgeConv, gcn_norm) are deselected: they would measure PyG, not gnnjit.
+
+GNNJIT_CONFORMANCE_DEVICE=cuda makes CUDA torch's default device, so the tests' tensors and modules are made on
+the GPU and gnnjit runs its generated kernels (float32) instead of the CPU reference executor."""
 
 import os
 
 import pytest
+import torch
 import torch_geometric.nn
 
 BACKEND = os.environ.get("GNNJIT_CONFORMANCE_BACKEND", "gnnjit")
@@ -22,6 +26,10 @@ if BACKEND == "gnnjit":
         setattr(torch_geometric.nn.conv, name, getattr(gnnjit.nn, name))
 elif BACKEND != "pyg":
     raise ValueError(f"GNNJIT_CONFORMANCE_BACKEND is gnnjit or pyg, not {BACKEND!r}")
+
+DEVICE = os.environ.get("GNNJIT_CONFORMANCE_DEVICE", "cpu")
+if DEVICE != "cpu":
+    torch.set_default_device(DEVICE)
 
 NOT_GNNJIT = {
     "test_gine_conv": "GINEConv",
@@ -42,4 +50,4 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_report_header(config):
-    return f"PyG conformance: {BACKEND}'s classes for {', '.join(LAYERS)}"
+    return f"PyG conformance: {BACKEND}'s classes for {', '.join(LAYERS)}, on {DEVICE}"
