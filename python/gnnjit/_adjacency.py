@@ -21,6 +21,13 @@ def is_sparse_tensor_class(adj) -> bool:
     return type(adj).__name__ == "SparseTensor" and type(adj).__module__.startswith("torch_sparse")
 
 
+def is_edge_index_class(edge_index) -> bool:
+    """torch_geometric.EdgeIndex (a [2, E] tensor with its sparse size and cached orderings), recognised without
+    importing torch_geometric. gnnjit reads it as the edge_index it is (its sort and pointers are not used:
+    gnnjit's build sorts anyway) and its sparse_size as (n_src, n_dst)."""
+    return type(edge_index).__name__ == "EdgeIndex" and type(edge_index).__module__.startswith("torch_geometric")
+
+
 def is_adjacency(adj) -> bool:
     return (isinstance(adj, Tensor) and adj.layout in SPARSE_LAYOUTS) or is_sparse_tensor_class(adj)
 

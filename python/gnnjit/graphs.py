@@ -30,6 +30,14 @@ from gnnjit._cuda import install_allocator, is_current, stream
 CACHE_SIZE = 8
 
 
+def plain(edge_index):
+    """The plain tensor of a torch_geometric.EdgeIndex (a wrapper whose own data_ptr() is 0, so keying it would
+    mistake one EdgeIndex for another of the same shape); anything else as it is."""
+    if type(edge_index).__name__ == "EdgeIndex" and hasattr(edge_index, "as_tensor"):
+        return edge_index.as_tensor()
+    return edge_index
+
+
 def _identity(t: Optional[torch.Tensor]):
     """What of the same tensor object can change in place: its data (set_), shape and strides (resize_,
     as_strided_) and values (its version counter); its device and dtype cannot."""
@@ -112,6 +120,7 @@ class GraphCache:
         edge_weight: Optional[torch.Tensor] = None,
         self_loops: str = "keep",
     ) -> CachedGraph:
+        edge_index = plain(edge_index)
         last = self._last
         if (
             last is not None
@@ -274,6 +283,7 @@ class DerivedCache:
 
     def get(self, edge_index: torch.Tensor, extra, make: Callable):
         """The value for (edge_index, extra): found, or make() kept."""
+        edge_index = plain(edge_index)
         key = (_key_part(edge_index), extra)
         found = self._values.get(key)
         if found is not None and found[0]() is edge_index:

@@ -221,7 +221,10 @@ def _graph_input(layer: str, edge_index, edge_weight: Optional[Tensor], values: 
 
 
 def _adjacency_sides(edge_index) -> Optional[Tuple[int, int]]:
-    """(n_src, n_dst) of a sparse adj_t (its columns and rows), None for an edge_index."""
+    """(n_src, n_dst) of a sparse adj_t (its columns and rows), or a torch_geometric.EdgeIndex's sparse_size
+    (either may be None: not known); None for a plain edge_index."""
+    if _adjacency.is_edge_index_class(edge_index):
+        return tuple(edge_index.sparse_size())
     if not _adjacency.is_adjacency(edge_index):
         return None
     rows, cols = _adjacency.shape(edge_index)[:2]

@@ -230,3 +230,16 @@ def test_pair_on_cuda_agrees_with_pyg(name):
     for key, want_grad in want_grads.items():
         if want_grad is not None:
             torch.testing.assert_close(got_grads[key], want_grad, rtol=1e-4, atol=1e-4, msg=key)
+
+
+def test_edge_index_class_and_its_sparse_size():
+    """torch_geometric.EdgeIndex as edge_index: its edges, and its sparse_size as (n_src, n_dst)."""
+    EdgeIndex = needs.module("torch_geometric").EdgeIndex
+    edge_index, x_src, x_dst, _ = bipartite(14, 9)
+    typed = EdgeIndex(edge_index, sparse_size=(14, 9))
+    name = "SAGEConv mean"
+    assert_agrees(LAYERS[name], lambda conv, xs, xd, ei, ea: conv((xs, None), typed), _args(name, 14, 9))
+    assert_agrees(LAYERS[name], lambda conv, xs, xd, ei, ea: conv((xs, xd), typed), _args(name, 14, 9))
+    conv = gnnjit.nn.SAGEConv(PAIRED, OUT).double()
+    with pytest.raises(ValueError, match="expected size 10"):
+        conv((x_src, x_dst), EdgeIndex(edge_index, sparse_size=(14, 10)))

@@ -451,3 +451,34 @@ def test_gcn_improved_is_pygs(graph_kind):
     if graph_kind != "edge_index":  # improved changes the numbers here, so the test can tell
         plain = pair(lambda m: m.GCNConv(IN, OUT))[1]
         assert not torch.allclose(plain(*args), got)
+
+
+@pytest.mark.parametrize("make", [lambda m: m.GCNConv(IN, OUT), lambda m: m.SAGEConv(IN, OUT, aggr="max"),
+                                  lambda m: m.GATConv(IN, OUT, heads=2)], ids=["GCN", "SAGE", "GAT"])
+def test_edge_index_class_agrees_with_pyg(make):
+    """torch_geometric.EdgeIndex (sorted by destination, as PyG's loaders give it) is an edge_index."""
+    EdgeIndex = needs.module("torch_geometric").EdgeIndex
+    edge_index, x, _ = graph()
+    typed = EdgeIndex(edge_index, sparse_size=(14, 14)).sort_by("col")[0]
+    assert_agrees(make, [x, typed])
+
+
+def test_edge_index_class_entry_lives_with_it_and_sees_changes():
+    """An EdgeIndex's own data_ptr() is 0: the cache keys its plain tensor, so two of one shape are two graphs,
+    an in-place change of its data is a new one, and the entry goes with it."""
+    from gnnjit.graphs import GraphCache
+
+    EdgeIndex = needs.module("torch_geometric").EdgeIndex
+    cache = GraphCache()
+    a = EdgeIndex(torch.tensor([[0, 1, 2], [1, 2, 0]]), sparse_size=(3, 3))
+    b = EdgeIndex(torch.tensor([[1, 2, 0], [0, 0, 0]]), sparse_size=(3, 3))
+    first, second = cache.entry(a, 3), cache.entry(b, 3)
+    assert first is not second and len(cache) == 2
+    assert cache.entry(a, 3) is first  # found again
+    b.as_tensor()[1, 0] = 1  # in place: a new graph
+    assert cache.entry(b, 3) is not second
+    del a
+    import gc
+
+    gc.collect()
+    assert len(cache) == 2  # a's entry went with it; b's old and new entries stay while b lives
