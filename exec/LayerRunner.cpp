@@ -297,12 +297,13 @@ void LayerRunner::bindCallerSaved(Pass pass, Compiled &c, const CallBuffers &cal
       savedAt[b.name] = c.buffers.targets.at(b.aliasOf).data;
       continue;
     }
-    const auto it = call.saved.find(b.name);
-    if (it == call.saved.end() || !it->second.data)
-      throwUserError("layer {}: no buffer for the saved value '{}'{}", layer, b.name,
-                     b.aliasOf.empty() ? "" : fmt::format(" (the forward's output '{}')", b.aliasOf));
     const size_t rows = static_cast<size_t>(b.perEdge ? graph_.numEdges() : graph_.numNodes());
     const size_t needed = rows * static_cast<size_t>(b.width) * (b.positions ? positionBytes : sizeof(float));
+    const auto it = call.saved.find(b.name);
+    // An empty saved value (no nodes) may have a null pointer: torch gives empty tensors none.
+    if (it == call.saved.end() || (!it->second.data && needed > 0))
+      throwUserError("layer {}: no buffer for the saved value '{}'{}", layer, b.name,
+                     b.aliasOf.empty() ? "" : fmt::format(" (the forward's output '{}')", b.aliasOf));
     if (it->second.bytes < needed)
       throwUserError("layer {}: the saved value '{}' needs {} bytes; its buffer has {}", layer, b.name, needed,
                      it->second.bytes);
