@@ -11,7 +11,10 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -192,6 +195,43 @@ cusparseSpMMAlg_t csrAlgorithm(int number) {
   throwInternalError("cuSPARSE CSR algorithm {} (1, 2 or 3; 0 to time them)", number);
 }
 
+/// What a timed choice of algorithm depends on, coarsely: the device, the
+/// index type, F, whether 16-byte accesses are allowed, and the matrix's rows
+/// and entries to the nearest power of two. A graph built per training step
+/// (a sampled subgraph, edges dropped at random) is like the last one, and
+/// takes its algorithm without timing: no timing runs, no synchronisation.
+using ShapeClass = std::tuple<int, graph::IndexType, int64_t, bool, int, int>;
+
+ShapeClass shapeClassOf(const DeviceCsrView &csr, int64_t F, bool vectorFriendly) {
+  int device = 0;
+  GNNJIT_CUDA_CHECK(cudaGetDevice(&device));
+  const auto log2 = [](int64_t n) { return static_cast<int>(std::bit_width(static_cast<uint64_t>(n))); };
+  return {device, csr.index, F, vectorFriendly, log2(csr.rows), log2(csr.nnz)};
+}
+
+/// The algorithms timed so far, by shape class, for the whole process.
+class TimedChoices {
+public:
+  std::optional<cusparseSpMMAlg_t> find(const ShapeClass &shape) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = chosen_.find(shape);
+    return it == chosen_.end() ? std::nullopt : std::optional(it->second);
+  }
+  void record(const ShapeClass &shape, cusparseSpMMAlg_t alg) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    chosen_.emplace(shape, alg);
+  }
+
+private:
+  std::mutex mutex_;
+  std::map<ShapeClass, cusparseSpMMAlg_t> chosen_;
+};
+
+TimedChoices &timedChoices() {
+  static TimedChoices choices;
+  return choices;
+}
+
 } // namespace
 
 struct CusparseSpmm::State {
@@ -243,11 +283,27 @@ struct CusparseSpmm::State {
     return best;
   }
 
+  /// A plan with the algorithm timed fastest on a matrix of the same shape
+  /// class (timedChoices), timing them only for the first of its class.
+  std::unique_ptr<Plan> fastest(int64_t F, bool vectorFriendly, const float *x, int64_t ldx, float *y, int64_t ldy,
+                                cudaStream_t stream) {
+    const ShapeClass shape = shapeClassOf(csr, F, vectorFriendly);
+    if (std::optional<cusparseSpMMAlg_t> alg = timedChoices().find(shape))
+      return fixed(F, vectorFriendly, *alg, x, ldx, y, ldy);
+    std::unique_ptr<Plan> best = tune(F, vectorFriendly, x, ldx, y, ldy, stream);
+    timedChoices().record(shape, best->alg);
+    return best;
+  }
+
   /// A plan for `algorithm` (1-3) as asked, without timing.
   std::unique_ptr<Plan> fixed(int64_t F, bool vectorFriendly, int algorithm, const float *x, int64_t ldx, float *y,
                               int64_t ldy) {
+    return fixed(F, vectorFriendly, csrAlgorithm(algorithm), x, ldx, y, ldy);
+  }
+  std::unique_ptr<Plan> fixed(int64_t F, bool vectorFriendly, cusparseSpMMAlg_t alg, const float *x, int64_t ldx,
+                              float *y, int64_t ldy) {
     auto plan = std::make_unique<Plan>();
-    plan->alg = csrAlgorithm(algorithm);
+    plan->alg = alg;
     if (plan->alg == CUSPARSE_SPMM_CSR_ALG3 && !vectorFriendly)
       throwInternalError("cuSPARSE CSR ALG3 asked for rows that do not allow 16-byte accesses (F = {})", F);
     plan->F = F;
@@ -265,9 +321,8 @@ struct CusparseSpmm::State {
     const auto key = std::make_tuple(F, vectorFriendly, algorithm);
     auto it = plans.find(key);
     if (it == plans.end())
-      return *plans
-                  .emplace(key, algorithm == 0 ? tune(F, vectorFriendly, x, ldx, y, ldy, stream)
-                                               : fixed(F, vectorFriendly, algorithm, x, ldx, y, ldy))
+      return *plans.emplace(key, algorithm == 0 ? fastest(F, vectorFriendly, x, ldx, y, ldy, stream)
+                                                : fixed(F, vectorFriendly, algorithm, x, ldx, y, ldy))
                   .first->second;
     Plan &found = *it->second;
     if (bind(found, csr, x, ldx, y, ldy))

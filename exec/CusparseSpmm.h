@@ -4,6 +4,10 @@
 // descriptors, the workspace per F, the algorithm per F (the one the stage's
 // config names, or the fastest of CSR ALG1/ALG2/ALG3, timed once with the
 // shared event timer), and cusparseSpMM_preprocess where the algorithm uses it.
+// The timed choice is kept for the process by shape class (device, index
+// type, F, alignment, rows and entries to a power of two): a matrix like one
+// timed before takes its algorithm untimed, so a graph built per training
+// step costs no timing runs and no synchronisation.
 //
 // cuSPARSE keeps one active preprocessed buffer per sparse-matrix descriptor,
 // so each F gets its own descriptor of the same arrays; its buffer stays valid
@@ -42,7 +46,8 @@ public:
   CusparseSpmm(const CusparseSpmm &) = delete;
   CusparseSpmm &operator=(const CusparseSpmm &) = delete;
 
-  /// With the fastest CSR algorithm for F, timed on the first call.
+  /// With the fastest CSR algorithm for F, timed on the first call (or that
+  /// of a matrix of the same shape class, timed before).
   void multiply(const float *x, int64_t ldx, float *y, int64_t ldy, int64_t F, cudaStream_t stream);
   /// With CSR algorithm `algorithm` (1, 2 or 3; 0: the fastest, as above).
   void multiply(const float *x, int64_t ldx, float *y, int64_t ldy, int64_t F, int algorithm, cudaStream_t stream);

@@ -48,8 +48,10 @@ template <typename Index> struct HostCsr {
 };
 
 /// rows x cols with row 0 empty, every fifth row empty, row 1 holding most
-/// columns, the rest 1..6 random distinct columns, ascending.
-template <typename Index> HostCsr<Index> randomCsr(int64_t rows, int64_t cols, uint32_t seed) {
+/// columns, the rest 1..6 random distinct columns, ascending; with
+/// `repeats`, every row with entries also holds its first column twice more
+/// (a graph's duplicate edges: the CSR's rows then repeat a column).
+template <typename Index> HostCsr<Index> randomCsr(int64_t rows, int64_t cols, uint32_t seed, bool repeats = false) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   std::uniform_int_distribution<int> degree(1, 6);
@@ -71,10 +73,14 @@ template <typename Index> HostCsr<Index> randomCsr(int64_t rows, int64_t cols, u
         ++placed;
       }
     }
+    bool first = true;
     for (int64_t c = 0; c < cols; ++c)
       if (taken[static_cast<size_t>(c)]) {
-        csr.indices.push_back(static_cast<Index>(c));
-        csr.values.push_back(value(rng));
+        for (int copy = 0; copy < (repeats && first ? 3 : 1); ++copy) {
+          csr.indices.push_back(static_cast<Index>(c));
+          csr.values.push_back(value(rng));
+        }
+        first = false;
       }
     csr.offsets.push_back(static_cast<Index>(csr.indices.size()));
   }
@@ -179,6 +185,25 @@ TEST_CASE_TEMPLATE("cuSPARSE SpMM matches the host product", Index, int32_t, int
     checkProduct(host, strided.hostX, strided.ldx, strided.y.download(), strided.ldy, F, "uncached");
   }
   CHECK(cached.workspaceBytes() < (size_t(1) << 30));
+}
+
+TEST_CASE_TEMPLATE("every CSR algorithm sums repeated columns, empty rows and a hub", Index, int32_t, int64_t) {
+  // A graph's CSR may repeat a column in a row (duplicate edges, several
+  // self loops); each algorithm the timing may pick must sum them all.
+  Stream stream;
+  const auto host = randomCsr<Index>(301, 200, 11, true);
+  const DeviceCsr<Index> device(host);
+  CusparseSpmm cached(device.view, device.values.data());
+  for (int64_t F : {4, 16, 64}) {
+    for (int algorithm : {1, 2, 3}) {
+      CAPTURE(F);
+      CAPTURE(algorithm);
+      Dense d(host.cols, host.rows, F, F, F, 300 + static_cast<uint32_t>(F));
+      cached.multiply(d.x.data(), d.ldx, d.y.data(), d.ldy, F, algorithm, stream);
+      stream.sync();
+      checkProduct(host, d.hostX, d.ldx, d.y.download(), d.ldy, F, "repeated columns, alg" + std::to_string(algorithm));
+    }
+  }
 }
 
 TEST_CASE_TEMPLATE("algorithmName chooses before the first multiply", Index, int32_t, int64_t) {
