@@ -51,26 +51,35 @@ SavedLayout savedLayout(const lower::LoweredLayer &lowered) {
   return out;
 }
 
-/// Device memory from two Python callables: allocate(bytes) -> pointer and
-/// free(pointer) (torch.cuda.caching_allocator_alloc / _delete).
+/// Device memory from Python callables: allocate(bytes) -> pointer and
+/// free(pointer) (torch.cuda.caching_allocator_alloc / _delete); or, given
+/// stream(device) -> the device's current stream, allocate(bytes, stream)
+/// (torch's builtin raw_alloc, which skips the public wrapper's Python
+/// work: some 25 us an allocation, and a graph built per step makes dozens).
 class PythonAllocator : public runtime::DeviceAllocator {
 public:
-  PythonAllocator(nb::callable allocate, nb::callable release)
-      : allocate_(std::move(allocate)), release_(std::move(release)) {}
+  PythonAllocator(nb::callable allocate, nb::callable release, nb::object stream)
+      : allocate_(std::move(allocate)), release_(std::move(release)), stream_(std::move(stream)) {}
   ~PythonAllocator() override {
     if (!nb::is_alive()) { // the interpreter is gone: the callables' references with it
       allocate_.release();
       release_.release();
+      stream_.release();
       return;
     }
     nb::gil_scoped_acquire gil;
     allocate_.reset();
     release_.reset();
+    stream_.reset();
   }
 
   void *allocate(size_t bytes) override {
     nb::gil_scoped_acquire gil;
-    return reinterpret_cast<void *>(nb::cast<uintptr_t>(allocate_(bytes)));
+    if (stream_.is_none())
+      return reinterpret_cast<void *>(nb::cast<uintptr_t>(allocate_(bytes)));
+    int device = 0;
+    runtime::cudaCheck(cudaGetDevice(&device), "cudaGetDevice");
+    return reinterpret_cast<void *>(nb::cast<uintptr_t>(allocate_(bytes, stream_(device))));
   }
   void release(void *data, size_t) noexcept override {
     if (!nb::is_alive())
@@ -84,7 +93,7 @@ public:
   }
 
 private:
-  nb::object allocate_, release_;
+  nb::object allocate_, release_, stream_;
 };
 
 void useDevice(int device) {
@@ -314,16 +323,18 @@ void registerCuda(nb::module_ &m) {
   m.def("cuda_available", &runtime::hasCudaDevice, "whether a CUDA device and driver are visible");
   m.def(
       "set_device_allocator",
-      [](nb::object allocate, nb::object release) {
+      [](nb::object allocate, nb::object release, nb::object stream) {
         if (allocate.is_none() != release.is_none())
           throwUserError("set_device_allocator takes both allocate and free, or neither");
         runtime::setDeviceAllocator(allocate.is_none() ? nullptr
                                                        : std::make_shared<PythonAllocator>(nb::borrow<nb::callable>(allocate),
-                                                                                           nb::borrow<nb::callable>(release)));
+                                                                                           nb::borrow<nb::callable>(release),
+                                                                                           std::move(stream)));
       },
-      nb::arg("allocate").none(), nb::arg("free").none(),
-      "Device memory gnnjit allocates from now on comes from allocate(bytes) -> pointer and goes back through "
-      "free(pointer) (None, None: cudaMalloc)");
+      nb::arg("allocate").none(), nb::arg("free").none(), nb::arg("stream").none() = nb::none(),
+      "Device memory gnnjit allocates from now on comes from allocate(bytes) -> pointer, or with `stream` given "
+      "allocate(bytes, stream(device)) on the current device, and goes back through free(pointer) (None, None: "
+      "cudaMalloc)");
   m.def(
       "device_memory_in_use", [] { return runtime::deviceMemoryUse().live; },
       "bytes of device memory gnnjit holds now (graphs' arrays, runners' scratch)");

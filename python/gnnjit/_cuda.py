@@ -14,7 +14,14 @@ def install_allocator() -> None:
     """gnnjit's device memory from torch's caching allocator (counted by torch.cuda.memory_allocated)."""
     global _allocator_installed
     if not _allocator_installed:
-        _core.set_device_allocator(torch.cuda.caching_allocator_alloc, torch.cuda.caching_allocator_delete)
+        # torch's builtins where they exist (what caching_allocator_alloc calls after some 25 us of Python):
+        # raw_alloc(bytes, stream) on the current device, with the device's current stream.
+        raw_alloc = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_alloc", None)
+        raw_delete = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_delete", None)
+        if None not in (raw_alloc, raw_delete, _raw_stream):
+            _core.set_device_allocator(raw_alloc, raw_delete, _raw_stream)
+        else:
+            _core.set_device_allocator(torch.cuda.caching_allocator_alloc, torch.cuda.caching_allocator_delete)
         _allocator_installed = True
 
 
