@@ -206,6 +206,31 @@ TEST_CASE_TEMPLATE("every CSR algorithm sums repeated columns, empty rows and a 
   }
 }
 
+TEST_CASE_TEMPLATE("new X and Y of the same leading dimension are the ones read and written", Index, int32_t,
+                   int64_t) {
+  // A framework hands fresh tensors every call (same shape, new pointers):
+  // the kept descriptors take the new pointers, and the preprocessed
+  // workspace must not keep writing the first call's Y.
+  Stream stream;
+  const auto host = randomCsr<Index>(301, 200, 13, true);
+  const DeviceCsr<Index> device(host);
+  for (int algorithm : {1, 2, 3}) {
+    CAPTURE(algorithm);
+    CusparseSpmm cached(device.view, device.values.data());
+    const int64_t F = 16;
+    Dense first(host.cols, host.rows, F, F, F, 400), second(host.cols, host.rows, F, F, F, 401);
+    cached.multiply(first.x.data(), F, first.y.data(), F, F, algorithm, stream);
+    stream.sync();
+    checkProduct(host, first.hostX, F, first.y.download(), F, F, "first pointers");
+    first.y.upload(std::vector<float>(first.y.size(), kPad));
+    cached.multiply(second.x.data(), F, second.y.data(), F, F, algorithm, stream);
+    stream.sync();
+    checkProduct(host, second.hostX, F, second.y.download(), F, F, "second pointers");
+    const std::vector<float> untouched = first.y.download();
+    CHECK(std::all_of(untouched.begin(), untouched.end(), [](float v) { return v == kPad; }));
+  }
+}
+
 TEST_CASE_TEMPLATE("algorithmName chooses before the first multiply", Index, int32_t, int64_t) {
   Stream stream;
   const auto host = randomCsr<Index>(40, 40, 11);

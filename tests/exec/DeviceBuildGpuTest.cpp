@@ -222,6 +222,9 @@ void checkSameResults(const dsl::Layer &layer, const graph::Graph &host, exec::D
   exec::LayerRunner onBuilt(lowered, built, autotune::rulePrograms(programs, facts));
   exec::LayerRunner onMirror(lowered, mirror, autotune::rulePrograms(lowered, host));
   for (bool backward : {false, true}) {
+    const lower::Pass pass = backward ? lower::Pass::Backward : lower::Pass::Forward;
+    INFO("built graph's plan: " << onBuilt.program(pass).describe());
+    INFO("host graph's plan: " << onMirror.program(pass).describe());
     const exec::DeviceTensors &a =
         backward ? onBuilt.backward(backwardInputs.views()) : onBuilt.forward(forwardInputs.views());
     const exec::DeviceTensors &b =
@@ -234,10 +237,13 @@ void checkSameResults(const dsl::Layer &layer, const graph::Graph &host, exec::D
       REQUIRE(x.values.size() == y.values.size());
       // Bit patterns, so that equal NaNs compare equal and -0 differs from +0.
       const std::vector<uint64_t> xb = valueBits(x.values), yb = valueBits(y.values);
-      size_t differing = 0;
+      size_t differing = 0, first = 0;
       for (size_t i = 0; i < xb.size(); ++i)
-        differing += xb[i] != yb[i];
-      INFO(differing << " of " << xb.size() << " elements differ");
+        if (xb[i] != yb[i] && differing++ == 0)
+          first = i;
+      INFO(differing << " of " << xb.size() << " elements differ; the first, element " << first << ": "
+                     << (differing ? x.values[first] : 0.0) << " on the built graph, "
+                     << (differing ? y.values[first] : 0.0) << " on the host's");
       CHECK(differing == 0);
     }
   }
