@@ -6,6 +6,7 @@ step on one cached graph, for gnnjit.nn's layers and torch_geometric.nn's, side 
     python bench/python/bench_dynamic_step.py --json dynamic.jsonl       # one JSON object per (graph, layer) too
     python bench/python/bench_dynamic_step.py --graphs tolokers --layers gcn --steps 50
     python bench/python/bench_dynamic_step.py --build-only --json build.jsonl   # building a graph: gnnjit vs torch
+    python bench/python/bench_dynamic_step.py --graphs tolokers --profile 12     # where a dynamic step's time goes
     python bench/python/bench_dynamic_step.py --device cpu --graphs cora --steps 3 --warmup 1   # a check, no GPU
 
 A step (as bench_torch.py's): fp32, F = --width random features with x.requires_grad, one layer, forward,
@@ -127,9 +128,46 @@ def bench_backend(backend, layer, x, draw, fixed, args, device) -> dict:
         clear_grads(conv, x)
         record["peak_MiB"] = peak_mib(dynamic, device)
         clear_grads(conv, x)
+        if args.profile and backend == "gnnjit":
+            profile_steps(dynamic, args, device)
+            clear_grads(conv, x)
     except Exception as error:  # OOM, NotImplementedError, gnnjit.Error, ...: reported, the run goes on
         record["error"] = first_line(error)
     return record
+
+
+def profile_steps(step, args, device) -> None:
+    """--profile: the host functions that take longest over --steps dynamic steps (cProfile, own time) and, on
+    CUDA, the runtime calls per step (synchronisations, copies, memsets, launches: torch.profiler), which show
+    what a new graph per step costs where."""
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(args.steps):
+        step()
+    synchronize(device)
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(args.profile)
+    rows = [line for line in text.getvalue().splitlines()
+            if line.strip() and not any(w in line for w in ("function calls", "Ordered by", "List reduced"))]
+    print("    host time of gnnjit's dynamic step (cProfile, total over the steps, seconds):")
+    print("\n".join("      " + line[:150] for line in rows))
+    if device.type != "cuda":
+        return
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as runtime:
+        for _ in range(args.steps):
+            step()
+        synchronize(device)
+    calls = [e for e in runtime.key_averages() if e.key.startswith(("cuda", "cu")) and e.count]
+    print("    CUDA runtime calls per dynamic step (count, host ms):")
+    for e in sorted(calls, key=lambda e: -e.cpu_time_total)[: args.profile]:
+        print(f"      {e.key[:56]:56s} {e.count / args.steps:7.1f} {e.cpu_time_total / 1e3 / args.steps:8.3f}")
 
 
 def bench_layer(spec, layer, x, draw, fixed, args, device) -> dict:
@@ -329,7 +367,7 @@ def build_only(args, device, write) -> None:
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     epilog="\n".join(__doc__.split("\n")[2:7]),
+                                     epilog="\n".join(__doc__.split("\n")[2:8]),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--graphs", nargs="+", default=DEFAULT_GRAPHS,
                         help=f"gnnjit dataset names or generator specs (default {' '.join(DEFAULT_GRAPHS)})")
@@ -345,6 +383,9 @@ def parse_args(argv=None):
     parser.add_argument("--loss", choices=list(LOSSES), default="sum")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--json", metavar="PATH", help="write one JSON object per (graph, layer), or per build")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="also profile gnnjit's dynamic step: the N host functions taking longest (cProfile) "
+                             "and, on CUDA, the N runtime calls taking longest per step (default 0: not)")
     parser.add_argument("--build-only", action="store_true", help="time building one graph instead (see above)")
     parser.add_argument("--build-graph", default=BUILD_GRAPH, help=f"the graph of --build-only (default {BUILD_GRAPH})")
     parser.add_argument("--build-reps", type=int, default=20, help="builds timed per case (default 20)")
