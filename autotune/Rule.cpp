@@ -51,6 +51,12 @@ GraphFacts graphFacts(const graph::DegreeStats &stats, graph::IndexType index, b
   return facts;
 }
 
+RuleOptions forDeviceBuiltGraph(RuleOptions options) {
+  if (options.variant == Variant::Auto)
+    options.variant = Variant::Generated;
+  return options;
+}
+
 GraphFacts assumedFacts(int64_t median, int64_t max, lower::IndexWidth index, bool weighted, bool local) {
   GraphFacts facts;
   facts.index = index;

@@ -70,6 +70,14 @@ struct RuleOptions {
   bool fuseAttentionBackward = true;
 };
 
+/// `options` for a graph built on the device: the generated kernels where
+/// Auto would take cuSPARSE. Such a graph is mostly one step's graph, and
+/// cuSPARSE's per-matrix setup (handle, descriptors, workspace,
+/// preprocessing) would come with every step; and on an H100 its GCN results
+/// on a device-built graph disagreed with the reference from call to call
+/// (python/tests/test_device_graph.py), where the generated kernels agreed.
+RuleOptions forDeviceBuiltGraph(RuleOptions options);
+
 /// One SpMM stage as the rule sees it.
 struct SpmmInputs {
   DegreeFacts degrees; ///< of the rows the kernel walks (in-degrees for In)

@@ -166,24 +166,10 @@ struct LayerPlan {
       planned = autotune::planLayer(lowered, graph.host(), request, &programs);
     } else {
       const autotune::GraphFacts facts = autotune::graphFacts(graph.stats(), graph.indexType(), graph.hasWeights());
-      planned.programs = autotune::rulePrograms(programs, facts, deviceGraphRule());
+      planned.programs = autotune::rulePrograms(programs, facts, autotune::forDeviceBuiltGraph(request.rule));
     }
     planned.programs.loaded = kernels;
     return planned;
-  }
-
-  /// The rule for a graph built on the device: the generated kernels where
-  /// the rule would take cuSPARSE. Such a graph is mostly one step's graph,
-  /// and cuSPARSE's per-matrix setup (handle, descriptors, workspace,
-  /// preprocessing) would come with every step; and on an H100 its results
-  /// on a device-built graph disagreed with the reference from the second
-  /// call on (python/tests/test_device_graph.py, call after call), where the
-  /// generated kernels agreed.
-  autotune::RuleOptions deviceGraphRule() const {
-    autotune::RuleOptions rule = request.rule;
-    if (rule.variant == autotune::Variant::Auto)
-      rule.variant = autotune::Variant::Generated;
-    return rule;
   }
 
   lower::LoweredLayer lowered;
