@@ -71,6 +71,13 @@ LAYERS = {
 }
 
 
+def float64_copy(make, module):
+    """make(gnnjit.nn) in float64 on the CPU (gnnjit's reference executor) with `module`'s weights."""
+    copy = make(gnnjit.nn).double()
+    copy.load_state_dict(module.state_dict())
+    return copy
+
+
 @pytest.mark.parametrize("name", list(LAYERS))
 def test_layers_on_a_device_built_graph_match_pyg(name):
     torch.manual_seed(0)
@@ -90,8 +97,7 @@ def test_layers_on_a_device_built_graph_match_pyg(name):
     assert _layer_cache.default_cache.entry(edge_index, 200, *args,
                                             self_loops="add_remaining" if name == "gcn" else "replace").built_on_device
     # gnnjit's float64 reference on the CPU (a host-built graph) first: a difference here is the device's.
-    cpu = LAYERS[name](gnnjit.nn).double()
-    cpu.load_state_dict(ours.state_dict())
+    cpu = float64_copy(LAYERS[name], ours)
     reference = cpu(x.detach().double().cpu(), edge_index.cpu(), *(a.double().cpu() for a in args))
     torch.testing.assert_close(out.detach().double().cpu(), reference, rtol=1e-4, atol=1e-5,
                                msg=lambda m: f"device-built graph against the CPU reference: {m}")
@@ -144,8 +150,7 @@ def test_gcn_agrees_with_the_reference_call_after_call(deterministic, weighted):
     args = (weight.abs(),) if weighted else ()
     torch.manual_seed(0)
     conv = gnnjit.nn.GCNConv(16, 16).cuda()
-    cpu = gnnjit.nn.GCNConv(16, 16).double()
-    cpu.load_state_dict(conv.state_dict())
+    cpu = float64_copy(LAYERS["gcn"], conv)
     x = torch.randn(200, 16, device="cuda", requires_grad=True)
     xc = x.detach().double().cpu().requires_grad_()
     want = cpu(xc, edge_index.cpu(), *(a.double().cpu() for a in args))
