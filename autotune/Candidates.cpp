@@ -176,7 +176,7 @@ std::vector<StageSpace> candidateSpaces(ProgramCache &programs, lower::Pass pass
       configs.push_back(a.stages[k]);
       if (auto *s = std::get_if<lower::SpmmConfig>(&configs.back());
           s && s->backend == lower::SpmmConfig::Backend::Cusparse)
-        for (int algorithm : {1, 2, 3}) {
+        for (int algorithm : {1, 2}) { // not ALG3: see exec/CusparseSpmm.h
           lower::SpmmConfig fixed = *s;
           fixed.cusparseAlgorithm = algorithm;
           configs.push_back(fixed);

@@ -86,6 +86,9 @@ lower::StageConfig configFromJson(const json &j) {
       throw std::invalid_argument("unknown SpMM backend \"" + backend + "\"");
     c.backend = backend == "cusparse" ? lower::SpmmConfig::Backend::Cusparse : lower::SpmmConfig::Backend::Generated;
     c.cusparseAlgorithm = field<int>(j, "cusparse_algorithm");
+    // Records of older versions may name ALG3, which is no longer used.
+    if (c.cusparseAlgorithm < 0 || c.cusparseAlgorithm > 2)
+      throw std::invalid_argument("cuSPARSE algorithm " + std::to_string(c.cusparseAlgorithm) + " (0, 1 or 2)");
     return c;
   }
   if (family == "reduction") {

@@ -47,16 +47,14 @@ const char *algName(cusparseSpMMAlg_t alg) {
     return "alg1";
   case CUSPARSE_SPMM_CSR_ALG2:
     return "alg2";
-  case CUSPARSE_SPMM_CSR_ALG3:
-    return "alg3";
   default:
     return "default";
   }
 }
 
-// The cuSPARSE docs name CSR ALG1 and ALG3 as the algorithms preprocessing
-// speeds up; for the others it has no effect.
-bool usesPreprocess(cusparseSpMMAlg_t alg) { return alg == CUSPARSE_SPMM_CSR_ALG1 || alg == CUSPARSE_SPMM_CSR_ALG3; }
+// The cuSPARSE docs name CSR ALG1 (and ALG3, unused) as the algorithms
+// preprocessing speeds up; for the others it has no effect.
+bool usesPreprocess(cusparseSpMMAlg_t alg) { return alg == CUSPARSE_SPMM_CSR_ALG1; }
 
 bool isEmpty(const DeviceCsrView &csr) { return csr.rows == 0 || csr.nnz == 0; }
 
@@ -190,23 +188,24 @@ cusparseSpMMAlg_t csrAlgorithm(int number) {
   case 2:
     return CUSPARSE_SPMM_CSR_ALG2;
   case 3:
-    return CUSPARSE_SPMM_CSR_ALG3;
+    throwUserError("cuSPARSE SpMM: CSR ALG3 is not used; with CUDA 13.0 it leaves long rows unwritten and reads "
+                   "outside its buffers on graphs with hubs (algorithm 1 or 2, or 0 to time them)");
   }
-  throwInternalError("cuSPARSE CSR algorithm {} (1, 2 or 3; 0 to time them)", number);
+  throwUserError("cuSPARSE SpMM: CSR algorithm {} (1 or 2; 0 to time them)", number);
 }
 
 /// What a timed choice of algorithm depends on, coarsely: the device, the
-/// index type, F, whether 16-byte accesses are allowed, and the matrix's rows
-/// and entries to the nearest power of two. A graph built per training step
-/// (a sampled subgraph, edges dropped at random) is like the last one, and
-/// takes its algorithm without timing: no timing runs, no synchronisation.
-using ShapeClass = std::tuple<int, graph::IndexType, int64_t, bool, int, int>;
+/// index type, F, and the matrix's rows and entries to the nearest power of
+/// two. A graph built per training step (a sampled subgraph, edges dropped at
+/// random) is like the last one, and takes its algorithm without timing: no
+/// timing runs, no synchronisation.
+using ShapeClass = std::tuple<int, graph::IndexType, int64_t, int, int>;
 
-ShapeClass shapeClassOf(const DeviceCsrView &csr, int64_t F, bool vectorFriendly) {
+ShapeClass shapeClassOf(const DeviceCsrView &csr, int64_t F) {
   int device = 0;
   GNNJIT_CUDA_CHECK(cudaGetDevice(&device));
   const auto log2 = [](int64_t n) { return static_cast<int>(std::bit_width(static_cast<uint64_t>(n))); };
-  return {device, csr.index, F, vectorFriendly, log2(csr.rows), log2(csr.nnz)};
+  return {device, csr.index, F, log2(csr.rows), log2(csr.nnz)};
 }
 
 /// The algorithms timed so far, by shape class, for the whole process.
@@ -238,23 +237,16 @@ struct CusparseSpmm::State {
   DeviceCsrView csr;
   const float *values = nullptr;
   Handle handle; // declared before the plans, so it is destroyed after them
-  /// Plans by (F, whether X and Y allow 16-byte accesses): CSR ALG3 is only
-  /// tried for the latter. On an H200 with CUDA 13.0 it read misaligned
-  /// addresses for row strides that are not multiples of 4 floats and gave
-  /// wrong sums for F = 1.
-  /// Also by the algorithm asked for (0: the fastest, timed).
-  std::map<std::tuple<int64_t, bool, int>, std::unique_ptr<Plan>> plans;
+  /// Plans by F and the algorithm asked for (0: the faster, timed).
+  std::map<std::pair<int64_t, int>, std::unique_ptr<Plan>> plans;
 
   /// Times each CSR algorithm on x and y (whose contents the runs overwrite
   /// with the product) and keeps the fastest.
-  std::unique_ptr<Plan> tune(int64_t F, bool vectorFriendly, const float *x, int64_t ldx, float *y, int64_t ldy,
-                             cudaStream_t stream) {
+  std::unique_ptr<Plan> tune(int64_t F, const float *x, int64_t ldx, float *y, int64_t ldy, cudaStream_t stream) {
     std::unique_ptr<Plan> best;
     float bestMs = std::numeric_limits<float>::infinity();
     std::string failures;
-    for (cusparseSpMMAlg_t alg : {CUSPARSE_SPMM_CSR_ALG1, CUSPARSE_SPMM_CSR_ALG2, CUSPARSE_SPMM_CSR_ALG3}) {
-      if (alg == CUSPARSE_SPMM_CSR_ALG3 && !vectorFriendly)
-        continue;
+    for (cusparseSpMMAlg_t alg : {CUSPARSE_SPMM_CSR_ALG1, CUSPARSE_SPMM_CSR_ALG2}) {
       auto plan = std::make_unique<Plan>();
       plan->alg = alg;
       plan->F = F;
@@ -285,27 +277,22 @@ struct CusparseSpmm::State {
 
   /// A plan with the algorithm timed fastest on a matrix of the same shape
   /// class (timedChoices), timing them only for the first of its class.
-  std::unique_ptr<Plan> fastest(int64_t F, bool vectorFriendly, const float *x, int64_t ldx, float *y, int64_t ldy,
-                                cudaStream_t stream) {
-    const ShapeClass shape = shapeClassOf(csr, F, vectorFriendly);
+  std::unique_ptr<Plan> fastest(int64_t F, const float *x, int64_t ldx, float *y, int64_t ldy, cudaStream_t stream) {
+    const ShapeClass shape = shapeClassOf(csr, F);
     if (std::optional<cusparseSpMMAlg_t> alg = timedChoices().find(shape))
-      return fixed(F, vectorFriendly, *alg, x, ldx, y, ldy);
-    std::unique_ptr<Plan> best = tune(F, vectorFriendly, x, ldx, y, ldy, stream);
+      return fixed(F, *alg, x, ldx, y, ldy);
+    std::unique_ptr<Plan> best = tune(F, x, ldx, y, ldy, stream);
     timedChoices().record(shape, best->alg);
     return best;
   }
 
-  /// A plan for `algorithm` (1-3) as asked, without timing.
-  std::unique_ptr<Plan> fixed(int64_t F, bool vectorFriendly, int algorithm, const float *x, int64_t ldx, float *y,
-                              int64_t ldy) {
-    return fixed(F, vectorFriendly, csrAlgorithm(algorithm), x, ldx, y, ldy);
+  /// A plan for `algorithm` (1 or 2) as asked, without timing.
+  std::unique_ptr<Plan> fixed(int64_t F, int algorithm, const float *x, int64_t ldx, float *y, int64_t ldy) {
+    return fixed(F, csrAlgorithm(algorithm), x, ldx, y, ldy);
   }
-  std::unique_ptr<Plan> fixed(int64_t F, bool vectorFriendly, cusparseSpMMAlg_t alg, const float *x, int64_t ldx,
-                              float *y, int64_t ldy) {
+  std::unique_ptr<Plan> fixed(int64_t F, cusparseSpMMAlg_t alg, const float *x, int64_t ldx, float *y, int64_t ldy) {
     auto plan = std::make_unique<Plan>();
     plan->alg = alg;
-    if (plan->alg == CUSPARSE_SPMM_CSR_ALG3 && !vectorFriendly)
-      throwInternalError("cuSPARSE CSR ALG3 asked for rows that do not allow 16-byte accesses (F = {})", F);
     plan->F = F;
     plan->a = makeCsr(csr, values);
     bind(*plan, csr, x, ldx, y, ldy);
@@ -316,13 +303,12 @@ struct CusparseSpmm::State {
   /// The plan for F bound to x and y, made (and timed, for algorithm 0) the
   /// first time.
   Plan &plan(int64_t F, const float *x, int64_t ldx, float *y, int64_t ldy, int algorithm, cudaStream_t stream) {
-    const auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    const bool vectorFriendly = F % 4 == 0 && ldx % 4 == 0 && ldy % 4 == 0 && aligned(x) && aligned(y);
-    const auto key = std::make_tuple(F, vectorFriendly, algorithm);
+    const auto key = std::make_pair(F, algorithm);
     auto it = plans.find(key);
     if (it == plans.end())
-      return *plans.emplace(key, algorithm == 0 ? fastest(F, vectorFriendly, x, ldx, y, ldy, stream)
-                                                : fixed(F, vectorFriendly, algorithm, x, ldx, y, ldy))
+      return *plans
+                  .emplace(key, algorithm == 0 ? fastest(F, x, ldx, y, ldy, stream)
+                                               : fixed(F, algorithm, x, ldx, y, ldy))
                   .first->second;
     Plan &found = *it->second;
     if (bind(found, csr, x, ldx, y, ldy))
@@ -364,7 +350,7 @@ std::string CusparseSpmm::algorithmName(int64_t F, cudaStream_t stream) {
     throwUserError("cuSPARSE SpMM: F = {}; the dense matrices need at least one column", F);
   if (isEmpty(s.csr))
     return "none";
-  if (auto it = s.plans.find({F, F % 4 == 0, 0}); it != s.plans.end())
+  if (auto it = s.plans.find({F, 0}); it != s.plans.end())
     return algName(it->second->alg);
   cusparseCheck(cusparseSetStream(s.handle.get(), stream), "cusparseSetStream");
   // Scratch X and Y, dense with ld = F; X zeroed so the timed runs read no

@@ -2,12 +2,17 @@
 // float values (one per stored edge) and X, Y dense row-major float matrices.
 // Everything that depends only on the matrix and F is made once and kept:
 // descriptors, the workspace per F, the algorithm per F (the one the stage's
-// config names, or the fastest of CSR ALG1/ALG2/ALG3, timed once with the
-// shared event timer), and cusparseSpMM_preprocess where the algorithm uses it.
+// config names, or the faster of CSR ALG1/ALG2, timed once with the shared
+// event timer), and cusparseSpMM_preprocess where the algorithm uses it.
 // The timed choice is kept for the process by shape class (device, index
-// type, F, alignment, rows and entries to a power of two): a matrix like one
-// timed before takes its algorithm untimed, so a graph built per training
-// step costs no timing runs and no synchronisation.
+// type, F, rows and entries to a power of two): a matrix like one timed
+// before takes its algorithm untimed, so a graph built per training step
+// costs no timing runs and no synchronisation.
+//
+// CSR ALG3 is never used: with CUDA 13.0 on an H100 it leaves a long row
+// (a hub) unwritten, or reads outside its buffers, on graphs with skewed
+// degrees; on an H200 it also misread rows whose stride is not a multiple
+// of 4 floats. tests/exec/CusparseSpmmGpuTest.cpp holds such matrices.
 //
 // cuSPARSE keeps one active preprocessed buffer per sparse-matrix descriptor,
 // so each F gets its own descriptor of the same arrays; its buffer stays valid
@@ -49,9 +54,10 @@ public:
   /// With the fastest CSR algorithm for F, timed on the first call (or that
   /// of a matrix of the same shape class, timed before).
   void multiply(const float *x, int64_t ldx, float *y, int64_t ldy, int64_t F, cudaStream_t stream);
-  /// With CSR algorithm `algorithm` (1, 2 or 3; 0: the fastest, as above).
+  /// With CSR algorithm `algorithm` (1 or 2; 0: the faster, as above).
+  /// Anything else, ALG3 included, is a UserError.
   void multiply(const float *x, int64_t ldx, float *y, int64_t ldy, int64_t F, int algorithm, cudaStream_t stream);
-  /// The algorithm chosen for F ("alg1", "alg2", "alg3"), choosing it now if
+  /// The algorithm chosen for F ("alg1" or "alg2"), choosing it now if
   /// needed (on scratch X and Y, freed afterwards); "none" for an empty matrix.
   std::string algorithmName(int64_t F, cudaStream_t stream);
   /// Device bytes this object holds (workspaces).

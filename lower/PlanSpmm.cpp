@@ -16,7 +16,7 @@ using llvm::cast;
 void planSpmmStage(PlanContext &c, size_t k, const SpmmConfig &config) {
   const AggregationStage &s = c.stages[k];
   checkTiling(c.plan.layer, config);
-  if (config.cusparseAlgorithm < 0 || config.cusparseAlgorithm > 3)
+  if (config.cusparseAlgorithm < 0 || config.cusparseAlgorithm > 2)
     throwInternalError("layer {}: cuSPARSE algorithm {}", c.plan.layer, config.cusparseAlgorithm);
   const StageFusion fusion = fusionOf(c.stages, c.plan.targets, k);
   SpmmStep step;
