@@ -4,7 +4,6 @@
 #include "exec/GraphKernels.h"
 #include "runtime/CudaCheck.h"
 
-#include <array>
 #include <limits>
 
 namespace gnnjit::exec {
@@ -23,25 +22,34 @@ void exclusiveSum(const unsigned long long *in, unsigned long long *out, uint32_
          "the segments' prefix sums (cub::DeviceScan)");
 }
 
+/// One request's first half: each row's segment and heavy-row starts (the
+/// prefix sums of their counts: entry `rows` is the total), and the two
+/// totals copied to `totals` (device memory) on the stream.
 template <typename Index>
-HeavySegments segmentsOf(const DeviceCsrArrays &csr, uint32_t rows, int64_t threshold, int64_t length,
-                         cudaStream_t stream) {
-  const auto *offsets = static_cast<const Index *>(csr.offsets.data());
-  // Counts per row, then their prefix sums: entry `rows` is 0 and becomes the total.
+runtime::DeviceBuffer<unsigned long long> countSegmentsOf(const SegmentRequest &request, uint32_t rows,
+                                                          unsigned long long *totals, cudaStream_t stream) {
+  const auto *offsets = static_cast<const Index *>(request.csr->offsets.data());
   runtime::DeviceBuffer<unsigned long long> counts(2 * (static_cast<size_t>(rows) + 1));
   runtime::DeviceBuffer<unsigned long long> starts(counts.size());
   unsigned long long *segmentsOf = counts.data(), *heavy = counts.data() + rows + 1;
   GNNJIT_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, counts.bytes(), stream));
-  GNNJIT_CUDA_CHECK(build::countSegments<Index>(offsets, rows, threshold, length, segmentsOf, heavy, stream));
+  GNNJIT_CUDA_CHECK(
+      build::countSegments<Index>(offsets, rows, request.threshold, request.length, segmentsOf, heavy, stream));
   exclusiveSum(segmentsOf, starts.data(), rows + 1, stream);
   exclusiveSum(heavy, starts.data() + rows + 1, rows + 1, stream);
-  std::array<unsigned long long, 2> totals{};
   GNNJIT_CUDA_CHECK(cudaMemcpyAsync(&totals[0], starts.data() + rows, sizeof(unsigned long long),
-                                    cudaMemcpyDeviceToHost, stream));
+                                    cudaMemcpyDeviceToDevice, stream));
   GNNJIT_CUDA_CHECK(cudaMemcpyAsync(&totals[1], starts.data() + 2 * (static_cast<size_t>(rows) + 1) - 1,
-                                    sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
-  GNNJIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+                                    sizeof(unsigned long long), cudaMemcpyDeviceToDevice, stream));
+  return starts;
+}
 
+/// The second half, once the totals are on the host: the segment arrays.
+template <typename Index>
+HeavySegments fillSegmentsOf(const SegmentRequest &request, uint32_t rows, const unsigned long long *starts,
+                             const unsigned long long *totals, cudaStream_t stream) {
+  const auto *offsets = static_cast<const Index *>(request.csr->offsets.data());
+  const int64_t threshold = request.threshold, length = request.length;
   HeavySegments s;
   s.numSegments = static_cast<int64_t>(totals[0]);
   s.numHeavyRows = static_cast<int64_t>(totals[1]);
@@ -55,15 +63,15 @@ HeavySegments segmentsOf(const DeviceCsrArrays &csr, uint32_t rows, int64_t thre
                                    reinterpret_cast<long long *>(s.segmentBegins.data()),
                                    reinterpret_cast<long long *>(s.segmentHeavy.data()),
                                    reinterpret_cast<long long *>(s.heavyFirstSegment.data())};
-    GNNJIT_CUDA_CHECK(build::fillSegments<Index>(offsets, rows, threshold, length, starts.data(),
-                                                 starts.data() + rows + 1, out, stream));
+    GNNJIT_CUDA_CHECK(
+        build::fillSegments<Index>(offsets, rows, threshold, length, starts, starts + rows + 1, out, stream));
   }
-  // The last entry closes the last heavy row's segments (copied from a host
-  // value: pageable memory is staged before the call returns).
-  const int64_t end = s.numSegments;
-  GNNJIT_CUDA_CHECK(cudaMemcpyAsync(s.heavyFirstSegment.data() + s.numHeavyRows, &end, sizeof(int64_t),
-                                    cudaMemcpyHostToDevice, stream));
-  // The scratch above goes back to the allocator, stream-ordered after the fill.
+  // The last entry closes the last heavy row's segments: the segment total,
+  // copied on the device (a copy from pageable host memory would wait for
+  // the stream first).
+  static_assert(sizeof(unsigned long long) == sizeof(int64_t));
+  GNNJIT_CUDA_CHECK(cudaMemcpyAsync(s.heavyFirstSegment.data() + s.numHeavyRows, starts + rows, sizeof(int64_t),
+                                    cudaMemcpyDeviceToDevice, stream));
   return s;
 }
 
@@ -83,11 +91,29 @@ runtime::DeviceBuffer<float> degreesOnDevice(const DeviceCsrArrays &csr, graph::
   return out;
 }
 
-HeavySegments segmentsOnDevice(const DeviceCsrArrays &csr, graph::IndexType index, int64_t rows, int64_t threshold,
-                               int64_t length, cudaStream_t stream) {
+std::vector<HeavySegments> segmentsOnDevice(const std::vector<SegmentRequest> &requests, graph::IndexType index,
+                                            int64_t rows, cudaStream_t stream) {
   const uint32_t n = rowCount(rows);
-  return index == graph::IndexType::Int32 ? segmentsOf<int32_t>(csr, n, threshold, length, stream)
-                                          : segmentsOf<int64_t>(csr, n, threshold, length, stream);
+  const bool int32 = index == graph::IndexType::Int32;
+  if (requests.empty())
+    return {};
+  // Every request's two totals gathered on the device, then one copy back
+  // (to pageable memory: the copy returns once the stream has reached it).
+  runtime::DeviceBuffer<unsigned long long> deviceTotals(2 * requests.size());
+  std::vector<runtime::DeviceBuffer<unsigned long long>> starts;
+  for (size_t k = 0; k < requests.size(); ++k)
+    starts.push_back(int32 ? countSegmentsOf<int32_t>(requests[k], n, deviceTotals.data() + 2 * k, stream)
+                           : countSegmentsOf<int64_t>(requests[k], n, deviceTotals.data() + 2 * k, stream));
+  std::vector<unsigned long long> totals(deviceTotals.size());
+  GNNJIT_CUDA_CHECK(
+      cudaMemcpyAsync(totals.data(), deviceTotals.data(), deviceTotals.bytes(), cudaMemcpyDeviceToHost, stream));
+  GNNJIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<HeavySegments> out;
+  for (size_t k = 0; k < requests.size(); ++k)
+    out.push_back(int32 ? fillSegmentsOf<int32_t>(requests[k], n, starts[k].data(), &totals[2 * k], stream)
+                        : fillSegmentsOf<int64_t>(requests[k], n, starts[k].data(), &totals[2 * k], stream));
+  // The prefix sums go back to the allocator, stream-ordered after the fills.
+  return out;
 }
 
 } // namespace gnnjit::exec

@@ -7,6 +7,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <vector>
+
 namespace gnnjit::exec {
 
 /// One float per row: its edge count, or with `weighted` the sum of its
@@ -15,10 +17,18 @@ namespace gnnjit::exec {
 runtime::DeviceBuffer<float> degreesOnDevice(const DeviceCsrArrays &csr, graph::IndexType index, int64_t rows,
                                              bool weighted, cudaStream_t stream);
 
-/// The rows of more than `threshold` edges split into segments of `length`,
-/// in row order, as DeviceGraph::segments lays them out. Reads the segment
-/// and heavy-row counts back: synchronises `stream`.
-HeavySegments segmentsOnDevice(const DeviceCsrArrays &csr, graph::IndexType index, int64_t rows, int64_t threshold,
-                               int64_t length, cudaStream_t stream);
+/// Rows of more than `threshold` edges of `csr`, to be split into segments
+/// of `length`.
+struct SegmentRequest {
+  const DeviceCsrArrays *csr = nullptr;
+  int64_t threshold = 0, length = 0;
+};
+
+/// For each request, its heavy rows split into segments, in row order, as
+/// DeviceGraph::segments lays them out. Reads every request's segment and
+/// heavy-row counts back at once: synchronises `stream` once (not at all
+/// for no requests).
+std::vector<HeavySegments> segmentsOnDevice(const std::vector<SegmentRequest> &requests, graph::IndexType index,
+                                            int64_t rows, cudaStream_t stream);
 
 } // namespace gnnjit::exec

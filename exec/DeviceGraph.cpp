@@ -4,6 +4,7 @@
 #include "runtime/CudaCheck.h"
 #include "support/Error.h"
 
+#include <algorithm>
 #include <span>
 
 namespace gnnjit::exec {
@@ -165,10 +166,10 @@ const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshol
     return it->second;
   if (threshold <= 0 || length <= 0)
     throwInternalError("heavy rows above {} edges in segments of {}", threshold, length);
-  if (host_ == nullptr)
-    return segments_
-        .emplace(key, segmentsOnDevice(csrs_.at(direction), indexType(), numNodes(), threshold, length, stream))
-        .first->second;
+  if (host_ == nullptr) {
+    prepareSegments({key}, stream);
+    return segments_.at(key);
+  }
   const graph::Csr &csr = hostCsr(*host_, direction);
   std::vector<int64_t> segRows, segBegins, segHeavy, heavyRows, heavyFirst{0};
   for (int64_t row = 0; row < csr.numRows(); ++row) {
@@ -197,6 +198,26 @@ const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshol
   s.heavyFirstSegment = runtime::DeviceBuffer<int64_t>::fromHost(heavyFirst);
   s.segmentHeavy = runtime::DeviceBuffer<int64_t>::fromHost(segHeavy);
   return segments_.emplace(key, std::move(s)).first->second;
+}
+
+void DeviceGraph::prepareSegments(const std::vector<SegmentKey> &keys, cudaStream_t stream) {
+  if (host_ != nullptr) // a host graph makes them on the host when first used: no synchronisation to save
+    return;
+  std::vector<SegmentKey> missing;
+  for (const SegmentKey &key : keys)
+    if (!segments_.contains(key) && std::find(missing.begin(), missing.end(), key) == missing.end())
+      missing.push_back(key);
+  if (missing.empty())
+    return;
+  std::vector<SegmentRequest> requests;
+  for (const auto &[direction, threshold, length] : missing) {
+    if (threshold <= 0 || length <= 0)
+      throwInternalError("heavy rows above {} edges in segments of {}", threshold, length);
+    requests.push_back({&csrs_.at(direction), threshold, length});
+  }
+  std::vector<HeavySegments> made = segmentsOnDevice(requests, indexType(), numNodes(), stream);
+  for (size_t k = 0; k < missing.size(); ++k)
+    segments_.emplace(missing[k], std::move(made[k]));
 }
 
 CusparseSpmm &DeviceGraph::cusparse(Direction direction, const std::string &key,

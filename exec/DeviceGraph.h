@@ -22,12 +22,17 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace gnnjit::exec {
 
 using lower::Direction;
 
 /// Rows with more than `threshold` edges, split into segments of `length` edges.
+/// Which segments: of the CSR of a direction, rows of more than a threshold
+/// of edges, in segments of a length.
+using SegmentKey = std::tuple<Direction, int64_t, int64_t>;
+
 struct HeavySegments {
   int64_t numSegments = 0, numHeavyRows = 0;
   runtime::DeviceMemory segmentRows; ///< index type of the graph
@@ -93,10 +98,15 @@ public:
   /// One float per node: "in_degree", "out_degree" or "weighted_in_degree"
   /// (dsl::graphQuantityName).
   /// For a graph built on the device these are computed there, on `stream`
-  /// (segments read their count back: one synchronisation per new
-  /// threshold and length).
+  /// (segments read their count back: one synchronisation per call that
+  /// makes new ones).
   const float *nodeQuantity(std::string_view name, cudaStream_t stream = nullptr);
   const HeavySegments &segments(Direction direction, int64_t threshold, int64_t length, cudaStream_t stream = nullptr);
+  /// For a graph built on the device, makes the segments of every key given
+  /// that are not made yet with a single synchronisation, so that the
+  /// passes that use them need none. A host graph makes each on the host
+  /// when first used (no synchronisation), so this does nothing for it.
+  void prepareSegments(const std::vector<SegmentKey> &keys, cudaStream_t stream = nullptr);
 
   /// Matrix values for cuSPARSE under `key` (the weight's identity), filled
   /// by `fill(values)` the first time; then the cached SpMM object.
@@ -125,7 +135,7 @@ private:
   std::unique_ptr<graph::DegreeStats> builtStats_; ///< of a graph built on the device
   std::map<Direction, CsrOnDevice> csrs_;
   std::map<std::string, runtime::DeviceBuffer<float>, std::less<>> quantities_;
-  std::map<std::tuple<Direction, int64_t, int64_t>, HeavySegments> segments_;
+  std::map<SegmentKey, HeavySegments> segments_;
   std::map<std::pair<Direction, std::string>, CusparseEntry> cusparse_;
 };
 

@@ -378,6 +378,25 @@ void launchProgram(const codegen::Program &program, const std::vector<std::vecto
   Launcher(program, kernels, graph, inputs, buffers, stream, layer).run();
 }
 
+std::vector<SegmentKey> segmentKeysOf(const lower::PassPlan &plan) {
+  std::vector<SegmentKey> keys;
+  const auto add = [&](Direction direction, const lower::RowTiling &t) {
+    if (t.heavyThreshold > 0)
+      keys.emplace_back(direction, t.heavyThreshold, t.segmentLength);
+  };
+  // The conditions under which the Launcher's steps call graph.segments.
+  for (const lower::Step &step : plan.steps) {
+    if (const auto *s = std::get_if<lower::SpmmStep>(&step); s && !s->cusparse())
+      add(s->direction, s->config);
+    else if (const auto *r = std::get_if<lower::ReductionStep>(&step))
+      add(r->direction, r->config);
+    else if (const auto *a = std::get_if<lower::AttentionStep>(&step);
+             a && a->mode != lower::AttentionStep::Mode::HeadSums && a->mode != lower::AttentionStep::Mode::EdgeSum)
+      add(a->direction, a->config);
+  }
+  return keys;
+}
+
 void checkLaunchable(const lower::PassPlan &plan, const graph::DegreeStats &stats) {
   if (plan.rowEdgeLimit > 0 && std::max(stats.in.max, stats.out.max) >= plan.rowEdgeLimit)
     throwUserError("layer {}: the {} pass merges heavy rows by packed atomics, which take rows of fewer than {} edges; "

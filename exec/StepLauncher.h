@@ -38,6 +38,10 @@ struct ProgramBuffers {
 void launchProgram(const codegen::Program &program, const std::vector<std::vector<runtime::Kernel>> &kernels, DeviceGraph &graph,
                    const DeviceTensors &inputs, ProgramBuffers &buffers, cudaStream_t stream, const std::string &layer);
 
+/// The heavy-row segments the steps of `plan` launch over (those whose
+/// tiling splits rows above a threshold), as DeviceGraph::segments keys.
+std::vector<SegmentKey> segmentKeysOf(const lower::PassPlan &plan);
+
 /// The power-of-two scale an arg scatter turns its contributions into
 /// integers with: sums of at most `maxTerms` of magnitude <= `largest` stay
 /// below 2^61. The kernels compute it on the device by the same double
