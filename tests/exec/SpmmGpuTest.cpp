@@ -17,6 +17,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <memory>
 
 using namespace gnnjit;
@@ -28,6 +29,13 @@ using autotune::variantName;
 namespace {
 
 constexpr double kTolerance = 1e-4;
+/// A single global sum (a parameter's gradient, such as GIN's eps: a sum
+/// over every node and feature) may cancel to a value far below its terms;
+/// its float rounding is then measured against the sum of |terms|. GIN's
+/// eps on cora at F = 512 (1.4 M terms, bipartite) came within about 4e-10
+/// of it on an H100 (1.4e-4 off a value of -0.34: 4e-4 relative); this bound
+/// leaves a margin of 250 and still sees one row of terms missing (about 7).
+constexpr double kGlobalSumTolerance = 1e-7;
 
 struct GraphCase {
   std::string spec;
@@ -67,7 +75,17 @@ ref::TensorMap randomInputs(const std::vector<dsl::InputPtr> &decls, const graph
 struct Expected {
   lower::LoweredLayer lowered;
   ref::TensorMap inputs, backwardInputs, outputs, gradients;
+  /// The gradients of the inputs' absolute values: for these layers (linear
+  /// in each input), each element is the sum of |terms| it adds up.
+  ref::TensorMap gradientScales;
 };
+
+ref::TensorMap absolute(ref::TensorMap tensors) {
+  for (auto &[name, t] : tensors)
+    for (double &v : t.values)
+      v = std::abs(v);
+  return tensors;
+}
 
 Expected reference(const test::SpmmLayerCase &c, const graph::Graph &g) {
   Expected e{lower::lowerLayer(layers::buildLayer(c.layer, c.options)), {}, {}, {}, {}};
@@ -77,16 +95,28 @@ Expected reference(const test::SpmmLayerCase &c, const graph::Graph &g) {
   for (auto &[name, t] : randomInputs(e.lowered.backward.plan.outputGradients, g, 29))
     e.backwardInputs[name] = std::move(t);
   e.gradients = ref::backward(e.lowered.layer, e.lowered.backward.plan, g, e.backwardInputs);
+  e.gradientScales = ref::backward(e.lowered.layer, e.lowered.backward.plan, g, absolute(e.backwardInputs));
   return e;
 }
 
-void checkAgainst(const ref::TensorMap &expected, const DeviceTensors &actual, const std::string &what) {
+/// Whether a one-element result `a` of `name` is within float rounding of a
+/// global sum whose |terms| add up to its entry in `scales`.
+bool withinGlobalSumRounding(const ref::Tensor &t, const Agreement &a, const std::string &name,
+                             const ref::TensorMap *scales) {
+  if (scales == nullptr || t.values.size() != 1)
+    return false;
+  const auto it = scales->find(name);
+  return it != scales->end() && std::abs(a.actual - a.expected) <= kGlobalSumTolerance * it->second.values.at(0);
+}
+
+void checkAgainst(const ref::TensorMap &expected, const DeviceTensors &actual, const std::string &what,
+                  const ref::TensorMap *scales = nullptr) {
   for (const auto &[name, t] : expected) {
     const auto it = actual.find(name);
     REQUIRE_MESSAGE(it != actual.end(), what << ": no result " << name);
     const Agreement a = compare(t, download(it->second));
     ++test::gpuChecks;
-    if (a.worst > kTolerance)
+    if (a.worst > kTolerance && !withinGlobalSumRounding(t, a, name, scales))
       FAIL_CHECK(what << ": " << name << " off by " << a.worst << " at [" << a.row << ", " << a.col << "]: expected "
                       << a.expected << ", got " << a.actual);
   }
@@ -101,7 +131,7 @@ void runAndCheck(const Expected &e, graph::Graph &g, Variant variant, int64_t pa
   const UploadedTensors in(e.inputs, padding);
   checkAgainst(e.outputs, runner.forward(in.tensors()), what + " forward");
   const UploadedTensors bin(e.backwardInputs, padding);
-  checkAgainst(e.gradients, runner.backward(bin.tensors()), what + " backward");
+  checkAgainst(e.gradients, runner.backward(bin.tensors()), what + " backward", &e.gradientScales);
 }
 
 /// Every case at every width on every graph, unweighted and weighted, with
