@@ -164,9 +164,13 @@ def profile_steps(step, args, device) -> None:
         for _ in range(args.steps):
             step()
         synchronize(device)
-    calls = [e for e in runtime.key_averages() if e.key.startswith(("cuda", "cu")) and e.count]
-    print("    CUDA runtime calls per dynamic step (count, host ms):")
-    for e in sorted(calls, key=lambda e: -e.cpu_time_total)[: args.profile]:
+    calls = sorted((e for e in runtime.key_averages() if e.key.startswith(("cuda", "cu")) and e.count),
+                   key=lambda e: -e.cpu_time_total)
+    # The N longest, and every call that may wait for the device (synchronisations and copies) however short:
+    # their count per step is what a new graph's read-backs cost.
+    shown = [e for k, e in enumerate(calls) if k < args.profile or "Synchronize" in e.key or "Memcpy" in e.key]
+    print("    CUDA runtime calls per dynamic step (count, host ms; every synchronisation and copy listed):")
+    for e in shown:
         print(f"      {e.key[:56]:56s} {e.count / args.steps:7.1f} {e.cpu_time_total / 1e3 / args.steps:8.3f}")
 
 
@@ -385,7 +389,8 @@ def parse_args(argv=None):
     parser.add_argument("--json", metavar="PATH", help="write one JSON object per (graph, layer), or per build")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also profile gnnjit's dynamic step: the N host functions taking longest (cProfile) "
-                             "and, on CUDA, the N runtime calls taking longest per step (default 0: not)")
+                             "and, on CUDA, the N runtime calls taking longest per step and every synchronisation and "
+                             "copy (default 0: not)")
     parser.add_argument("--build-only", action="store_true", help="time building one graph instead (see above)")
     parser.add_argument("--build-graph", default=BUILD_GRAPH, help=f"the graph of --build-only (default {BUILD_GRAPH})")
     parser.add_argument("--build-reps", type=int, default=20, help="builds timed per case (default 20)")
