@@ -73,9 +73,9 @@ struct RuleOptions {
 /// `options` for a graph built on the device: the generated kernels where
 /// Auto would take cuSPARSE. Such a graph is mostly one step's graph, and
 /// cuSPARSE's per-matrix setup (handle, descriptors, workspace,
-/// preprocessing) would come with every step; and on an H100 its GCN results
-/// on a device-built graph disagreed with the reference from call to call
-/// (python/tests/test_device_graph.py), where the generated kernels agreed.
+/// preprocessing) would come with every step. (The wrong GCN results first
+/// blamed on cuSPARSE here came from its CSR ALG3, which gnnjit no longer
+/// uses: exec/CusparseSpmm.h.)
 RuleOptions forDeviceBuiltGraph(RuleOptions options);
 
 /// One SpMM stage as the rule sees it.

@@ -42,6 +42,11 @@ template <typename Index> graph::Csr downloadCsr(const DeviceCsrArrays &device, 
   return graph::Csr(std::move(a), std::move(weights));
 }
 
+void checkSplit(int64_t threshold, int64_t length) {
+  if (threshold <= 0 || length <= 0)
+    throwInternalError("heavy rows above {} edges in segments of {}", threshold, length);
+}
+
 } // namespace
 
 DeviceGraph::DeviceGraph(const graph::Graph &graph) : host_(&graph) {
@@ -164,8 +169,7 @@ const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshol
   const auto key = std::make_tuple(direction, threshold, length);
   if (auto it = segments_.find(key); it != segments_.end())
     return it->second;
-  if (threshold <= 0 || length <= 0)
-    throwInternalError("heavy rows above {} edges in segments of {}", threshold, length);
+  checkSplit(threshold, length);
   if (host_ == nullptr) {
     prepareSegments({key}, stream);
     return segments_.at(key);
@@ -211,8 +215,7 @@ void DeviceGraph::prepareSegments(const std::vector<SegmentKey> &keys, cudaStrea
     return;
   std::vector<SegmentRequest> requests;
   for (const auto &[direction, threshold, length] : missing) {
-    if (threshold <= 0 || length <= 0)
-      throwInternalError("heavy rows above {} edges in segments of {}", threshold, length);
+    checkSplit(threshold, length);
     requests.push_back({&csrs_.at(direction), threshold, length});
   }
   std::vector<HeavySegments> made = segmentsOnDevice(requests, indexType(), numNodes(), stream);

@@ -28,11 +28,11 @@ namespace gnnjit::exec {
 
 using lower::Direction;
 
-/// Rows with more than `threshold` edges, split into segments of `length` edges.
 /// Which segments: of the CSR of a direction, rows of more than a threshold
 /// of edges, in segments of a length.
 using SegmentKey = std::tuple<Direction, int64_t, int64_t>;
 
+/// Rows with more than `threshold` edges, split into segments of `length` edges.
 struct HeavySegments {
   int64_t numSegments = 0, numHeavyRows = 0;
   runtime::DeviceMemory segmentRows; ///< index type of the graph
