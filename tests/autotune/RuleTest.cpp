@@ -57,7 +57,6 @@ TEST_CASE("an unknown backend variant is refused, naming the choices") {
   CHECK_THROWS_WITH_AS(parseVariant("fast"), doctest::Contains("auto, generated or cusparse"), UserError);
 }
 
-
 TEST_CASE("a device-built graph's rule keeps to the generated kernels unless a variant was asked for") {
   CHECK(autotune::forDeviceBuiltGraph({}).variant == autotune::Variant::Generated);
   autotune::RuleOptions asked;
