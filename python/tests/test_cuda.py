@@ -59,6 +59,33 @@ def put_weights_on_grid(module):
                 p.add_(SCORE_BIAS_OFFSET)
 
 
+def gat_loops_off_the_kink(module, x, edge_index, edge_attr):
+    """x with the nodes whose added self loop PyG's GATConv scores at (or within rounding of) zero moved one grid
+    step: the loop's edge features are the mean of the node's incoming edges' (fill_value='mean'), which is not
+    exact in float32, and GATConv has no projection bias to offset (see KINKED); on the grid such a score can be
+    exactly zero in float64 (on pubmed one was), where PyG takes the slope of the negative side and gnnjit's
+    float32 score may land on either. Moving x[i] along the grid keeps every graph edge's score exact."""
+    n = x.size(0)
+    keep = edge_index[0] != edge_index[1]
+    dst, attr = edge_index[1, keep], edge_attr[keep]
+    counts = torch.zeros(n, dtype=x.dtype, device=x.device).index_add_(0, dst, torch.ones_like(dst, dtype=x.dtype))
+    loop_attr = torch.zeros(n, attr.size(1), dtype=x.dtype, device=x.device).index_add_(0, dst, attr)
+    loop_attr = loop_attr / counts.clamp(min=1).unsqueeze(1)
+    heads, width = module.heads, module.out_channels
+    x = x.clone()
+    with torch.no_grad():
+        edge_term = (module.lin_edge(loop_attr).view(n, heads, width) * module.att_edge).sum(-1)
+        for _ in range(8):
+            h = module.lin(x).view(n, heads, width)
+            score = (h * module.att_src).sum(-1) + (h * module.att_dst).sum(-1) + edge_term
+            near = (score.abs() < 1e-6).any(1).nonzero().flatten()
+            if near.numel() == 0:
+                return x
+            assert near.numel() <= 10, f"{near.numel()} self loops at the kink: not a rare coincidence"
+            x[near, 0] += torch.where(x[near, 0] < 4, 1 / 16, -1 / 16)
+    raise AssertionError("could not move every self loop's score off the kink")
+
+
 def dataset(name, grid=False):
     """A shared dataset's edges on the GPU, with random features and edge features (on the grid above)."""
     d = gnnjit.load_dataset(needs.shared_dataset(name))
@@ -118,6 +145,8 @@ def compare(theirs, ours, x, edge_index, edge_attr, uses_edges, what):
 def test_layer_matches_pyg_on_every_shared_dataset(data, name, make, uses_edges):
     edge_index, x, edge_attr = dataset(data, name in KINKED)
     theirs, ours = pair(make, name in KINKED)
+    if name == "GATConv" and uses_edges:
+        x = gat_loops_off_the_kink(theirs, x, edge_index, edge_attr)
     compare(theirs, ours, x, edge_index, edge_attr, uses_edges, f"{name} on {data}")
 
 
