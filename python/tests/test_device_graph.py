@@ -115,6 +115,7 @@ def test_graphs_of_one_shape_class_share_their_compiled_layer():
     conv = gnnjit.nn.SAGEConv(16, 16, aggr="max").cuda()
     edge_index, _ = awkward_edges(n=2000, e=40000)
     x = torch.randn(2000, 16, device="cuda", requires_grad=True)
+    earlier = set(_layer_cache.default_cache._entries)  # graphs of earlier tests whose tensors still live
     planned = None
     for step in range(6):
         half = edge_index[:, torch.randperm(edge_index.size(1), device="cuda")[: edge_index.size(1) // 2]]
@@ -124,7 +125,7 @@ def test_graphs_of_one_shape_class_share_their_compiled_layer():
             planned = now
         assert now == planned, f"step {step} planned new configs"
     del half
-    assert len(_layer_cache.default_cache) <= 1
+    assert len(set(_layer_cache.default_cache._entries) - earlier) <= 1
 
 
 def test_device_build_runs_on_torch_current_stream():
