@@ -476,17 +476,21 @@ def step_part_calls(layer, num_nodes, edge_index, x, args, device) -> dict:
 def step_parts_graph(spec, args, device, write) -> None:
     num_nodes, edge_index = load_graph(spec, device)
     print(graph_summary(spec, num_nodes, edge_index))
-    print(f"host us per call of each part of gnnjit's training step, {args.calls} calls in a loop after warm-up "
-          f"(F={args.width}, loss {args.loss}); 'engine thread off': the same with the autograd engine's "
-          "multithreading off (the backward on the calling thread)")
+    print(f"host us per call of each part of gnnjit's training step (F={args.width}, loss {args.loss}): a loop of "
+          f"{args.calls} calls after warm-up, its wall time / calls; 'engine thread off': the same with the autograd "
+          "engine's multithreading off (the backward on the calling thread); 'GPU us': one call's kernels alone "
+          "(queued behind a spin kernel). Where GPU us >= 0.8 x host us the loop waited for a full launch queue and "
+          "read the GPU's time, not the host's ('bound by' GPU): take the host figures from a smaller graph "
+          "(--graphs cora). 'gnnjit share': the step less the dense part")
     x = random_features(num_nodes, args.width, device, requires_grad=True)
-    lines = [["layer", "part", "host us", "engine thread off"]]
+    lines = [["layer", "part", "host us", "engine thread off", "GPU us", "bound by"]]
     for layer in args.layers:
         try:
             calls = step_part_calls(layer, num_nodes, edge_index, x, args, device)
         except Exception as error:
-            lines.append([layer, "-", "-", first_line(error)])
+            lines.append([layer, "-", "-", "-", "-", first_line(error)])
             continue
+        host = {}
         for part, call in calls.items():
             times = []
             for threads in (True, False):
@@ -497,10 +501,18 @@ def step_parts_graph(spec, args, device, write) -> None:
                     times.append(host_us_per_call(call, args.calls, device)[0])
                 finally:
                     torch.autograd.set_multithreading_enabled(True)
+            gpu_us = gpu_us_per_call(call, 30, times[0]) if device.type == "cuda" else None
+            bound = "-" if gpu_us is None else "GPU" if gpu_us >= 0.8 * times[0] else "host"
+            host[part] = times
             write(dict(mode="step-parts", graph=spec, layer=layer, part=part, host_us=round(times[0], 1),
-                       host_us_engine_thread_off=round(times[1], 1), calls=args.calls, width=args.width,
-                       loss=args.loss, device=str(device)))
-            lines.append([layer, part, cell(times[0], "ms"), cell(times[1], "ms")])
+                       host_us_engine_thread_off=round(times[1], 1), gpu_us=None if gpu_us is None else round(gpu_us, 1),
+                       bound_by=bound, calls=args.calls, width=args.width, loss=args.loss, device=str(device)))
+            lines.append([layer, part, cell(times[0], "ms"), cell(times[1], "ms"), cell(gpu_us, "ms"), bound])
+        share = [s - d for s, d in zip(host["step"], host["dense part alone (step)"])]
+        write(dict(mode="step-parts", graph=spec, layer=layer, part="gnnjit share", host_us=round(share[0], 1),
+                   host_us_engine_thread_off=round(share[1], 1), width=args.width, loss=args.loss,
+                   device=str(device)))
+        lines.append([layer, "gnnjit share", cell(share[0], "ms"), cell(share[1], "ms"), "", ""])
         x.grad = None
         free_memory(device)
     print_columns(lines)
