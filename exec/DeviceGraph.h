@@ -107,6 +107,8 @@ public:
   /// passes that use them need none. A host graph makes each on the host
   /// when first used (no synchronisation), so this does nothing for it.
   void prepareSegments(const std::vector<SegmentKey> &keys, cudaStream_t stream = nullptr);
+  /// How many splits (direction, threshold, length) this graph holds: for tests.
+  size_t segmentSplits() const { return segments_.size(); }
 
   /// Matrix values for cuSPARSE under `key` (the weight's identity), filled
   /// by `fill(values)` the first time; then the cached SpMM object.

@@ -41,11 +41,12 @@ struct LayerRunner::Compiled {
   /// The runner's own results (calls without CallBuffers) and their views.
   std::map<std::string, runtime::DeviceBuffer<float>, std::less<>> ownTargets;
   DeviceTensors outputs;
-  /// The heavy-row segments made before the pass runs: its own, and for a
-  /// forward those of the given backward too, so that a graph built on the
-  /// device reads their counts back once, before the forward's first
-  /// kernel, instead of once mid-forward and once mid-backward.
-  std::vector<SegmentKey> segmentKeys;
+  /// The heavy-row segments made before the pass runs: its own; and for a
+  /// forward that a backward follows, those of the given backward too, so
+  /// that a graph built on the device reads their counts back once, before
+  /// the forward's first kernel, instead of once mid-forward and once
+  /// mid-backward.
+  std::vector<SegmentKey> segmentKeys, segmentKeysWithBackward;
 };
 
 LoadedKernels::Table LoadedKernels::of(const codegen::ProgramPtr &program, const std::function<Table()> &load) {
@@ -116,10 +117,10 @@ LayerRunner::Compiled &LayerRunner::compiled(Pass pass, bool aligned) {
   auto c = std::make_unique<Compiled>();
   c->program = programOf(pass, aligned);
   checkLaunchable(c->program->plan, graph_.stats());
-  c->segmentKeys = segmentKeysOf(c->program->plan);
+  c->segmentKeys = c->segmentKeysWithBackward = segmentKeysOf(c->program->plan);
   if (pass == Pass::Forward && programs_.backward)
     for (const SegmentKey &key : segmentKeysOf(programs_.backward->plan))
-      c->segmentKeys.push_back(key);
+      c->segmentKeysWithBackward.push_back(key);
   runtime::KernelCache &cache = kernelCacheOf(options_);
   const runtime::CompileOptions compileOptions = compileOptionsOf(options_);
   const auto load = [&] {
@@ -340,7 +341,7 @@ const DeviceTensors &LayerRunner::run(Pass pass, const DeviceTensors &inputs, Ca
     bindOwnSaved(pass, c);
   }
   c.buffers.randomSeed = randomSeed_;
-  graph_.prepareSegments(c.segmentKeys, stream);
+  graph_.prepareSegments(backwardFollows_ ? c.segmentKeysWithBackward : c.segmentKeys, stream);
   launchProgram(*c.program, c.kernels, graph_, inputs, c.buffers, stream, lowered_.layer.name());
   if (call)
     return call->results;

@@ -153,6 +153,11 @@ public:
   /// first; layers without dropout ignore it): set a new one for each
   /// forward, and give its backward the same.
   void setRandomSeed(uint64_t seed) { randomSeed_ = seed; }
+  /// Whether a backward follows the forwards that come next (true at
+  /// first). A graph built on the device then makes the backward's
+  /// heavy-row segments together with the forward's, in the forward's one
+  /// read-back; false (inference) makes the forward's alone.
+  void setBackwardFollows(bool follows) { backwardFollows_ = follows; }
 
   /// The program of a pass for inputs whose rows allow vector loads
   /// (aligned: as given) or not; compiled (and the unaligned one planned)
@@ -185,6 +190,7 @@ private:
   LayerPrograms programs_;
   RunnerOptions options_;
   uint64_t randomSeed_ = 0;
+  bool backwardFollows_ = true;
   std::map<std::pair<Pass, bool>, std::unique_ptr<Compiled>> compiled_;
   /// Values the forward saves for the backward, by name, shared by both
   /// passes; and where every saved value is, these or forward outputs.

@@ -219,7 +219,7 @@ public:
   /// pointer of each that aliases no output (memory of its bytes), the
   /// backward (pointer, bytes) of every one. The bindings are kept between
   /// calls (only their pointers change), so a call looks up no names here.
-  void call(bool backward, const std::vector<int64_t> &flat, uintptr_t stream, uint64_t seed) {
+  void call(bool backward, const std::vector<int64_t> &flat, uintptr_t stream, uint64_t seed, bool backwardFollows) {
     useDevice(graph_.device);
     const lower::Pass pass = backward ? lower::Pass::Backward : lower::Pass::Forward;
     Slots &slots = slotsOf(pass);
@@ -241,6 +241,7 @@ public:
     }
     auto *s = reinterpret_cast<cudaStream_t>(stream);
     runner_->setRandomSeed(seed);
+    runner_->setBackwardFollows(backwardFollows);
     if (backward)
       runner_->backward(slots.bound, slots.buffers, s);
     else
@@ -372,7 +373,9 @@ void registerCuda(nb::module_ &m) {
       .def(
           "download", [](const PyDeviceGraph &g) { return g.graph->download(); },
           "a gnnjit.Graph with the same CSR, copied to the host")
-      .def_prop_ro("device_bytes", [](const PyDeviceGraph &g) { return g.graph->deviceBytes(); });
+      .def_prop_ro("device_bytes", [](const PyDeviceGraph &g) { return g.graph->deviceBytes(); })
+      .def_prop_ro("segment_splits", [](const PyDeviceGraph &g) { return g.graph->segmentSplits(); },
+                   "how many heavy-row splits (direction, threshold, length) the graph holds");
 
   nb::class_<LayerPlan>(m, "LayerPlan",
                         "A layer planned for one device, shared by its runners on every graph: each config planned, "
@@ -389,11 +392,13 @@ void registerCuda(nb::module_ &m) {
       .def("saved_values", &CudaLayer::savedValues, "(name, bytes, aliased output or '') of what the forward saves")
       .def("results", &CudaLayer::results, nb::arg("backward"), "(name, rows, width) of a pass's results")
       .def("call", &CudaLayer::call, nb::arg("backward"), nb::arg("flat"), nb::arg("stream"), nb::arg("seed") = 0,
+           nb::arg("backward_follows") = true,
            "Runs a pass on `stream` from one list of integers: (pointer, rows, cols, row stride) of each input (the "
            "layer's, then for the backward d_<output> of each output), each result's pointer as results() lists "
            "them, then the saved values as saved_values() lists them: the forward the pointer of each that aliases "
            "no output, the backward (pointer, bytes) of every one; seed: what attention dropout draws from (a "
-           "backward takes its forward's)")
+           "backward takes its forward's); backward_follows: False for a forward no backward follows (inference), "
+           "so that a graph built on the GPU makes only the forward's heavy-row splits")
       .def_prop_ro("tuned_stages", &CudaLayer::tunedStages, "stages planned with a tuning record's config")
       .def_prop_ro("records_note", &CudaLayer::recordsNote)
       .def("describe", &CudaLayer::describe, nb::arg("backward") = false, "the pass's plan as text");

@@ -51,4 +51,5 @@ def forward_call(spec, edge_index, edge_weight, num_nodes, self_loops, tensors, 
     check_tensors(spec, tensors)
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         return list(_EagerLayer.apply(spec, edge_index, edge_weight, num_nodes, self_loops, seed, *tensors))
-    return forward_cuda(spec, layer_of(spec), edge_index, edge_weight, num_nodes, self_loops, tensors, seed)
+    return forward_cuda(spec, layer_of(spec), edge_index, edge_weight, num_nodes, self_loops, tensors, seed,
+                        backward_follows=False)

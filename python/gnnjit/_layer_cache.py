@@ -125,17 +125,19 @@ def new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> li
                                                                                  index_type(edge_index, num_nodes))]
 
 
-def forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed):
-    """The forward's outputs in the layer's order, then the values it saves, on the inputs' device."""
+def forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed, backward_follows=True):
+    """The forward's outputs in the layer's order, then the values it saves, on the inputs' device.
+    backward_follows=False (inference): a graph built on the GPU makes only the forward's heavy-row splits."""
     device = inputs[0].device
     if not _current(device):
         with torch.cuda.device(device):
-            return forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed)
+            return forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed,
+                                backward_follows)
     r = _cuda_run(spec, layer, entry(edge_index, edge_weight, num_nodes, self_loops), device)
-    return _run_forward(r, inputs, seed)
+    return _run_forward(r, inputs, seed, backward_follows)
 
 
-def _run_forward(r: _CudaRun, inputs: list[Tensor], seed) -> list[Tensor]:
+def _run_forward(r: _CudaRun, inputs: list[Tensor], seed, backward_follows: bool) -> list[Tensor]:
     """The forward's outputs in the layer's order, then the values it saves; one flat call into the runner."""
     flat = []
     rows = _flat_args(inputs, flat)  # read through pointers (nothing here is recorded by autograd); kept to the call
@@ -143,7 +145,7 @@ def _run_forward(r: _CudaRun, inputs: list[Tensor], seed) -> list[Tensor]:
     saved = [torch.empty(shape, dtype=dtype, device=r.device) for shape, dtype in r.saved_shapes]
     flat += [t.data_ptr() for t in results]
     flat += [t.data_ptr() for t in saved]
-    r.runner.call(False, flat, _stream(r.device), seed_value(seed))
+    r.runner.call(False, flat, _stream(r.device), seed_value(seed), backward_follows)
     del rows
     return [results[k] for k in r.output_slots] + saved
 

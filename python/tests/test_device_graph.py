@@ -128,6 +128,26 @@ def test_graphs_of_one_shape_class_share_their_compiled_layer():
     assert len(set(_layer_cache.default_cache._entries) - earlier) <= 1
 
 
+def test_inference_makes_only_the_forwards_heavy_row_splits():
+    """A forward under no_grad on a graph built on the GPU makes the splits of its heavy rows that it reads, not
+    those only the backward would (GATv2's backward also splits the outgoing rows); with autograd both, in the
+    forward's one read-back. The outputs are the same."""
+    torch.manual_seed(1)
+    conv = gnnjit.nn.GATv2Conv(16, 8, heads=2).cuda()
+    edge_index, _ = awkward_edges(n=2000, e=40000)
+    x = torch.randn(2000, 16, device="cuda", requires_grad=True)
+    splits, outs = [], []
+    for grad in (False, True):
+        graph = edge_index.clone()  # a new graph, built on the device
+        with torch.set_grad_enabled(grad):
+            outs.append(conv(x, graph))
+        entry = _layer_cache.default_cache.entry(graph, 2000, None, "replace")
+        assert entry.built_on_device
+        splits.append(entry.device_graph(0).segment_splits)
+    assert 0 < splits[0] < splits[1], splits
+    torch.testing.assert_close(outs[0], outs[1].detach(), rtol=0, atol=0)
+
+
 def test_device_build_runs_on_torch_current_stream():
     edge_index, _ = awkward_edges(n=5000, e=200000)
     side = torch.cuda.Stream()

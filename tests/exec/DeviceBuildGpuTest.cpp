@@ -13,6 +13,7 @@
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
 #include "exec/RandomInputs.h"
+#include "exec/StepLauncher.h"
 #include "graph/DegreeStats.h"
 #include "graph/generate/GeneratorSpec.h"
 #include "graph/io/Dataset.h"
@@ -24,8 +25,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -200,22 +203,31 @@ std::vector<uint64_t> valueBits(const std::vector<double> &values) {
   return bits;
 }
 
+/// Random bindings of both passes of a layer on a graph like `host`: the
+/// forward takes the layer's inputs; the backward those and the outputs'
+/// gradients.
+struct PassInputs {
+  exec::OwnedTensors forward, backward;
+  PassInputs(const lower::LoweredLayer &lowered, const graph::Graph &host, uint64_t seedBase) {
+    uint64_t stream = 0;
+    for (const dsl::InputPtr &in : lowered.layer.inputs()) {
+      const uint64_t seed = exec::tensorSeed(seedBase, stream++);
+      for (exec::OwnedTensors *to : {&forward, &backward})
+        exec::fillRandom(to->add(in->name, ref::bindingRows(*in, host), in->shape.size()), seed);
+    }
+    for (const dsl::InputPtr &d : lowered.backward.plan.outputGradients)
+      exec::fillRandom(backward.add(d->name, ref::bindingRows(*d, host), d->shape.size()),
+                       exec::tensorSeed(seedBase, stream++));
+  }
+};
+
 /// Every output and input gradient of `layer` on both graphs, bitwise.
 void checkSameResults(const dsl::Layer &layer, const graph::Graph &host, exec::DeviceGraph &built) {
   INFO(layer.name());
   const lower::LoweredLayer lowered = lower::lowerLayer(layer);
   exec::DeviceGraph mirror(host);
-  // The forward takes the layer's inputs; the backward those and the outputs' gradients.
-  exec::OwnedTensors forwardInputs, backwardInputs;
-  uint64_t stream = 0;
-  for (const dsl::InputPtr &in : lowered.layer.inputs()) {
-    const uint64_t seed = exec::tensorSeed(3, stream++);
-    for (exec::OwnedTensors *to : {&forwardInputs, &backwardInputs})
-      exec::fillRandom(to->add(in->name, ref::bindingRows(*in, host), in->shape.size()), seed);
-  }
-  for (const dsl::InputPtr &d : lowered.backward.plan.outputGradients)
-    exec::fillRandom(backwardInputs.add(d->name, ref::bindingRows(*d, host), d->shape.size()),
-                     exec::tensorSeed(3, stream++));
+  PassInputs inputs(lowered, host, 3);
+  exec::OwnedTensors &forwardInputs = inputs.forward, &backwardInputs = inputs.backward;
   autotune::ProgramCache programs(lowered);
   const autotune::GraphFacts facts = autotune::graphFacts(built.stats(), built.indexType(), built.hasWeights());
   // The rule decides the same for both (same statistics); the host graph's facts are measured on the host.
@@ -367,5 +379,54 @@ TEST_CASE("layers give the same results on a graph built on the device") {
     const UploadedEdges u = upload(input, graph::IndexType::Int64);
     std::unique_ptr<exec::DeviceGraph> built = exec::buildOnDevice(u.view, build, nullptr);
     checkSameResults(layers::buildLayer(name, options), host, *built);
+  }
+}
+
+TEST_CASE("a forward no backward follows makes only its own heavy-row splits on a graph built on the device") {
+  if (!haveGpu())
+    return;
+  // GATv2's backward splits the outgoing rows too, which its forward never reads.
+  layers::LayerOptions options;
+  options.dim = 12;
+  options.heads = 2;
+  const lower::LoweredLayer lowered = lower::lowerLayer(layers::buildLayer("gatv2", options));
+  graph::EdgeList input = awkwardGraph(true);
+  input.weight.clear();
+  graph::BuildOptions build;
+  build.selfLoops = graph::SelfLoops::Replace;
+  const graph::Graph host = graph::Graph::fromEdges(input, build);
+  const UploadedEdges u = upload(input, graph::IndexType::Int32);
+  PassInputs inputs(lowered, host, 5);
+  const autotune::RuleOptions rule = autotune::forDeviceBuiltGraph({});
+  const auto distinct = [](std::vector<exec::SegmentKey> keys) {
+    std::sort(keys.begin(), keys.end());
+    return static_cast<size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
+  };
+  std::map<std::string, std::vector<uint64_t>> firstGradients; // bit patterns, of the run without the backward's splits
+  for (bool follows : {false, true}) {
+    INFO("backward follows: " << follows);
+    std::unique_ptr<exec::DeviceGraph> built = exec::buildOnDevice(u.view, build, nullptr);
+    autotune::ProgramCache programs(lowered);
+    const autotune::GraphFacts facts = autotune::graphFacts(built->stats(), built->indexType(), built->hasWeights());
+    exec::LayerRunner runner(lowered, *built, autotune::rulePrograms(programs, facts, rule));
+    const std::vector<exec::SegmentKey> forwardKeys = exec::segmentKeysOf(runner.program(lower::Pass::Forward).plan);
+    std::vector<exec::SegmentKey> allKeys = forwardKeys;
+    for (const exec::SegmentKey &key : exec::segmentKeysOf(runner.program(lower::Pass::Backward).plan))
+      allKeys.push_back(key);
+    REQUIRE(distinct(allKeys) > distinct(forwardKeys)); // else this test shows nothing
+    runner.setBackwardFollows(follows);
+    runner.forward(inputs.forward.views());
+    CHECK(built->segmentSplits() == (follows ? distinct(allKeys) : distinct(forwardKeys)));
+    // A backward after all makes the splits it lacks, and gives the same gradients either way.
+    const exec::DeviceTensors &grads = runner.backward(inputs.backward.views());
+    CHECK(built->segmentSplits() == distinct(allKeys));
+    for (const auto &[name, t] : grads) {
+      INFO(name);
+      const std::vector<uint64_t> bits = valueBits(exec::download(t).values);
+      if (!follows)
+        firstGradients[name] = bits;
+      else
+        CHECK(bits == firstGradients.at(name));
+    }
   }
 }
