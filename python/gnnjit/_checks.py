@@ -36,6 +36,11 @@ def check_inputs(described: tuple, inputs: dict, seed: Optional[Tensor]) -> None
 
 def check_tensors(spec: str, tensors: list[Tensor]) -> None:
     """The tensors (in the layer's input order) are on one CUDA or CPU device, of a dtype it runs."""
+    first = tensors[0]
+    if first.is_cuda:  # every call's case, checked with the cheapest calls; anything else gets the full check
+        index = first.get_device()
+        if all(t.dtype is torch.float32 and t.is_cuda and t.get_device() == index for t in tensors):
+            return
     name, inputs, _ = io(spec)
     device = tensors[0].device
     if device.type not in ("cuda", "cpu"):

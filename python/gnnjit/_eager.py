@@ -33,7 +33,10 @@ class _EagerLayer(torch.autograd.Function):
     @staticmethod
     def forward(ctx, spec, edge_index, edge_weight, num_nodes, self_loops, seed, *tensors):
         ctx.set_materialize_grads(False)  # an output no loss reached stays None (zero), and no saved value has one
-        output = forward_cuda(spec, layer_of(spec), edge_index, edge_weight, num_nodes, self_loops, list(tensors), seed)
+        runs = []  # the compiled layer on this call's graph: the backward needs not find it again
+        output = forward_cuda(spec, layer_of(spec), edge_index, edge_weight, num_nodes, self_loops, list(tensors), seed,
+                              runs=runs)
+        ctx.run = runs[0]
         setup_context(ctx, (spec, edge_index, edge_weight, num_nodes, self_loops, list(tensors), seed), output)
         return tuple(output)
 

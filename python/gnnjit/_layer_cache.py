@@ -90,21 +90,25 @@ def _cuda_run(spec: str, layer: _core.Layer, graph: CachedGraph, device: torch.d
     return run
 
 
-def _rows(t: Tensor) -> Tensor:
-    """t as rows the kernels read in place: 2-D, unit column stride, row stride at least the width."""
-    if t.dim() != 2 or (t.stride(1) != 1 and t.size(1) > 1) or t.stride(0) < t.size(1):
-        t = t.contiguous().reshape(t.size(0), -1)
-    return t
-
-
 def _flat_args(tensors: list[Tensor], flat: list) -> list[Tensor]:
-    """Appends (pointer, rows, cols, row stride) of each tensor as rows the kernels read (_rows) to `flat`; the
-    tensors read (copies kept alive until the call is queued)."""
+    """Appends (pointer, rows, cols, row stride) of each tensor as rows the kernels read in place (2-D, unit column
+    stride, row stride at least the width; other layouts are copied to contiguous rows) to `flat`; the tensors
+    read (copies kept alive until the call is queued). Shapes and strides are read once each: this runs on every
+    call."""
     rows = []
     for t in tensors:
-        t = _rows(t)
+        if t.dim() == 2:
+            r, c = t.shape
+            s0, s1 = t.stride()
+            if (s1 != 1 and c > 1) or s0 < c:
+                t = t.contiguous()
+                s0 = c
+        else:
+            t = t.contiguous().reshape(t.size(0), -1)
+            r, c = t.shape
+            s0 = c
         rows.append(t)
-        flat += (t.data_ptr(), t.size(0), t.size(1), t.stride(0) if t.size(0) > 1 else t.size(1))
+        flat += (t.data_ptr(), r, c, s0 if r > 1 else c)
     return rows
 
 
@@ -125,15 +129,20 @@ def new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> li
                                                                                  index_type(edge_index, num_nodes))]
 
 
-def forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed, backward_follows=True):
+def forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed, backward_follows=True,
+                 runs: Optional[list] = None):
     """The forward's outputs in the layer's order, then the values it saves, on the inputs' device.
-    backward_follows=False (inference): a graph built on the GPU makes only the forward's heavy-row splits."""
+    backward_follows=False (inference): a graph built on the GPU makes only the forward's heavy-row splits.
+    `runs`, a list, gets the compiled layer on the call's graph, which the backward may be given (backward_cuda's
+    `run`) instead of finding it again."""
     device = inputs[0].device
     if not _current(device):
         with torch.cuda.device(device):
             return forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed,
-                                backward_follows)
+                                backward_follows, runs)
     r = _cuda_run(spec, layer, entry(edge_index, edge_weight, num_nodes, self_loops), device)
+    if runs is not None:
+        runs.append(r)
     return _run_forward(r, inputs, seed, backward_follows)
 
 
@@ -150,15 +159,18 @@ def _run_forward(r: _CudaRun, inputs: list[Tensor], seed, backward_follows: bool
     return [results[k] for k in r.output_slots] + saved
 
 
-def backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed):
-    """The gradient of every input, on the inputs' device."""
+def backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed,
+                  run: Optional[_CudaRun] = None):
+    """The gradient of every input, on the inputs' device. `run`: the compiled layer on the graph its forward ran
+    on (forward_cuda's `runs`), else found from the arguments."""
     device = inputs[0].device
     if not _current(device):
         with torch.cuda.device(device):
             return backward_cuda(
-                spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed
+                spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed, run
             )
-    r = _cuda_run(spec, layer, entry(edge_index, edge_weight, num_nodes, self_loops), device)
+    r = run if run is not None else _cuda_run(spec, layer, entry(edge_index, edge_weight, num_nodes, self_loops),
+                                              device)
     shapes, slots = r.backward_results
     flat = []
     rows = _flat_args(inputs, flat)  # kept to the call

@@ -5,6 +5,7 @@ reference executor."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Optional
 
 import torch
@@ -69,6 +70,12 @@ def _(layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_output
     return [torch.empty_like(t) for t in inputs]
 
 
+@lru_cache(maxsize=256)
+def _aliased_outputs(spec: str) -> frozenset:
+    """The outputs that values the forward saves on CUDA alias."""
+    return frozenset(alias for *_, alias in saved_layout(spec) if alias)
+
+
 def setup_context(ctx, inputs, output):
     """What layer_forward's backward keeps of a call: its inputs, and on CUDA the values the forward saved and
     the outputs some of them alias."""
@@ -81,7 +88,7 @@ def setup_context(ctx, inputs, output):
     ctx.has_weight = edge_weight is not None
     ctx.seed = seed.detach().clone() if seed is not None else None  # the backward drops what the forward dropped
     # On CUDA the backward reads the saved values, and the outputs some of them alias (kept only then).
-    aliased = {alias for *_, alias in saved_layout(layer) if alias} if tensors[0].is_cuda else set()
+    aliased = _aliased_outputs(layer) if tensors[0].is_cuda else ()
     kept = [(name, t) for (name, _), t in zip(outputs, results) if name in aliased]
     ctx.counts = (len(tensors), [name for name, _ in kept])
     ctx.save_for_backward(
@@ -111,7 +118,7 @@ def input_grads(ctx, grads, direct: bool = False) -> list:
     if direct:
         return backward_cuda(
             ctx.layer, layer_of(ctx.layer), edge_index, edge_weight, ctx.num_nodes, ctx.self_loops, tensors, grads,
-            saved, ctx.seed,
+            saved, ctx.seed, getattr(ctx, "run", None),
         )
     return layer_backward(
         ctx.layer, edge_index, edge_weight, ctx.num_nodes, ctx.self_loops, tensors, grads, saved, ctx.seed
