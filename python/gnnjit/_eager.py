@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 from gnnjit._checks import check_tensors
-from gnnjit._layer_cache import forward_cuda
+from gnnjit._layer_cache import forward_cuda, forward_cuda_run
 from gnnjit._layers import layer_of
 from gnnjit._registry import input_grads, layer_forward, setup_context
 
@@ -33,10 +33,9 @@ class _EagerLayer(torch.autograd.Function):
     @staticmethod
     def forward(ctx, spec, edge_index, edge_weight, num_nodes, self_loops, seed, *tensors):
         ctx.set_materialize_grads(False)  # an output no loss reached stays None (zero), and no saved value has one
-        runs = []  # the compiled layer on this call's graph: the backward needs not find it again
-        output = forward_cuda(spec, layer_of(spec), edge_index, edge_weight, num_nodes, self_loops, list(tensors), seed,
-                              runs=runs)
-        ctx.run = runs[0]
+        # The compiled layer on this call's graph goes to the backward, which then need not find it again.
+        ctx.run, output = forward_cuda_run(spec, layer_of(spec), edge_index, edge_weight, num_nodes, self_loops,
+                                           list(tensors), seed)
         setup_context(ctx, (spec, edge_index, edge_weight, num_nodes, self_loops, list(tensors), seed), output)
         return tuple(output)
 

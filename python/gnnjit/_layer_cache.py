@@ -129,21 +129,23 @@ def new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> li
                                                                                  index_type(edge_index, num_nodes))]
 
 
-def forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed, backward_follows=True,
-                 runs: Optional[list] = None):
+def forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed, backward_follows=True):
     """The forward's outputs in the layer's order, then the values it saves, on the inputs' device.
-    backward_follows=False (inference): a graph built on the GPU makes only the forward's heavy-row splits.
-    `runs`, a list, gets the compiled layer on the call's graph, which the backward may be given (backward_cuda's
-    `run`) instead of finding it again."""
+    backward_follows=False (inference): a graph built on the GPU makes only the forward's heavy-row splits."""
+    return forward_cuda_run(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed,
+                            backward_follows)[1]
+
+
+def forward_cuda_run(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed, backward_follows=True):
+    """(the compiled layer on the call's graph, forward_cuda's results): the backward may be given the former
+    (backward_cuda's `run`) instead of finding it again."""
     device = inputs[0].device
     if not _current(device):
         with torch.cuda.device(device):
-            return forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed,
-                                backward_follows, runs)
+            return forward_cuda_run(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed,
+                                    backward_follows)
     r = _cuda_run(spec, layer, entry(edge_index, edge_weight, num_nodes, self_loops), device)
-    if runs is not None:
-        runs.append(r)
-    return _run_forward(r, inputs, seed, backward_follows)
+    return r, _run_forward(r, inputs, seed, backward_follows)
 
 
 def _run_forward(r: _CudaRun, inputs: list[Tensor], seed, backward_follows: bool) -> list[Tensor]:
@@ -162,7 +164,7 @@ def _run_forward(r: _CudaRun, inputs: list[Tensor], seed, backward_follows: bool
 def backward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, grad_outputs, saved, seed,
                   run: Optional[_CudaRun] = None):
     """The gradient of every input, on the inputs' device. `run`: the compiled layer on the graph its forward ran
-    on (forward_cuda's `runs`), else found from the arguments."""
+    on (forward_cuda_run's), else found from the arguments."""
     device = inputs[0].device
     if not _current(device):
         with torch.cuda.device(device):
