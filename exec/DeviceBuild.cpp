@@ -28,9 +28,9 @@ template <typename T> T *typed(runtime::DeviceMemory &m) { return static_cast<T 
 
 runtime::DeviceMemory words(uint64_t count) { return runtime::DeviceMemory(count * sizeof(uint32_t)); }
 
-/// (key, value) pairs of 32-bit words sorted in place over two buffers of
-/// each (no scratch copy of the pairs): buffers [current] hold the pairs.
-struct SortedPairs {
+/// (key, value) pairs, values 32-bit words, sorted in place over two buffers
+/// of each (no scratch copy of the pairs): buffers [current] hold the pairs.
+template <typename Key> struct SortedPairs {
   runtime::DeviceMemory keys[2], values[2];
   int current = 0;
 
@@ -38,31 +38,34 @@ struct SortedPairs {
   SortedPairs(runtime::DeviceMemory keysIn, runtime::DeviceMemory valuesIn, uint64_t count) {
     keys[0] = std::move(keysIn);
     values[0] = std::move(valuesIn);
-    keys[1] = words(count);
+    keys[1] = runtime::DeviceMemory(count * sizeof(Key));
     values[1] = words(count);
   }
-  uint32_t *key() { return typed<uint32_t>(keys[current]); }
+  Key *key() { return typed<Key>(keys[current]); }
   uint32_t *value() { return typed<uint32_t>(values[current]); }
-  /// The buffers not holding the pairs (free for other uses until the next sort).
-  runtime::DeviceMemory &spareKeys() { return keys[1 - current]; }
+  /// Frees the buffers not holding the pairs (stream-ordered).
+  void dropSpareKeys() { keys[1 - current] = {}; }
+  void dropSpares() {
+    dropSpareKeys();
+    values[1 - current] = {};
+  }
+  void dropAll() {
+    for (int k = 0; k < 2; ++k) {
+      keys[k] = {};
+      values[k] = {};
+    }
+  }
 
   /// Stable sort by the low `bits` of the key, on `stream`.
   void sort(uint32_t count, int bits, cudaStream_t stream) {
     if (count == 0)
       return;
-    uint32_t *const k[2] = {typed<uint32_t>(keys[0]), typed<uint32_t>(keys[1])};
+    Key *const k[2] = {typed<Key>(keys[0]), typed<Key>(keys[1])};
     uint32_t *const v[2] = {typed<uint32_t>(values[0]), typed<uint32_t>(values[1])};
     runCub([&](void *temp, size_t &bytes) { return build::sortPairs(temp, bytes, k, v, current, count, bits, stream); },
            "sorting the edges (cub::DeviceRadixSort)");
   }
 };
-
-void sortKeys(const uint32_t *keysIn, uint32_t *keysOut, uint32_t count, cudaStream_t stream) {
-  if (count == 0)
-    return;
-  runCub([&](void *temp, size_t &bytes) { return build::sortKeys(temp, bytes, keysIn, keysOut, count, stream); },
-         "sorting the degrees (cub::DeviceRadixSort)");
-}
 
 build::LoopMode loopMode(graph::SelfLoops loops) {
   switch (loops) {
@@ -126,17 +129,19 @@ public:
         numEdges_(static_cast<uint32_t>(edges.numEdges)), numNodes_(static_cast<uint32_t>(edges.numNodes)),
         adds_(graph::addsSelfLoops(options.selfLoops)), count_(numEdges_ + (adds_ ? numNodes_ : 0)),
         weighted_(graph::buildsWeights(edges.weights != nullptr, options)), loopWeight_(options.loopWeight),
-        index_(chooseIndex(options.index, edges.numNodes, static_cast<int64_t>(count_))) {}
+        index_(chooseIndex(options.index, edges.numNodes, static_cast<int64_t>(count_))),
+        srcBits_(bitsFor(numNodes_ == 0 ? 0 : numNodes_ - 1)) {}
 
   std::unique_ptr<DeviceGraph> run() {
     summary_ = runtime::DeviceMemory(sizeof(build::Summary));
     GNNJIT_CUDA_CHECK(cudaMemsetAsync(summary_.data(), 0, sizeof(build::Summary), stream_));
-    // No bad edge yet: the first two counters start at ~0 (atomicMin).
-    GNNJIT_CUDA_CHECK(cudaMemsetAsync(summary_.data(), 0xff, 2 * sizeof(unsigned long long), stream_));
+    // One sort orders the candidates by their whole key: 32-bit keys where
+    // the row (up to the drop key numNodes) and the source fit together.
+    const bool key64 = srcBits_ + bitsFor(numNodes_) > 32;
     if (index_ == graph::IndexType::Int32)
-      emit<int32_t>(markCandidates());
+      key64 ? emit<int32_t, uint64_t>() : emit<int32_t, uint32_t>();
     else
-      emit<int64_t>(markCandidates());
+      key64 ? emit<int64_t, uint64_t>() : emit<int64_t, uint32_t>();
     build::Summary summary{};
     GNNJIT_CUDA_CHECK(
         cudaMemcpyAsync(&summary, summary_.data(), sizeof(summary), cudaMemcpyDeviceToHost, stream_));
@@ -146,29 +151,35 @@ public:
   }
 
 private:
-  /// Candidates sorted by (destination, source, candidate), the drop key
-  /// last: rows (the keys) and order (the candidates).
-  struct Candidates {
-    runtime::DeviceMemory rows, order, addedRank, lastLoop;
+  /// Candidates sorted by key (destination, source, candidate), the drop
+  /// key last: pairs (key, candidate), and what the emission reads besides.
+  template <typename Key> struct Candidates {
+    SortedPairs<Key> pairs;
+    runtime::DeviceMemory addedRank, lastLoop;
   };
 
   build::Summary *summary() { return typed<build::Summary>(summary_); }
 
-  Candidates markCandidates() {
-    Candidates c;
-    runtime::DeviceMemory srcKey = words(count_), dstKey = words(count_), candidate = words(count_);
+  template <typename Key> Candidates<Key> markCandidates() {
+    runtime::DeviceMemory key(static_cast<uint64_t>(count_) * sizeof(Key)), candidate = words(count_);
     runtime::DeviceMemory hasLoop = words(mode_ == build::kAddMissing ? numNodes_ : 0);
     runtime::DeviceMemory kept = words(mode_ == build::kAddMissing ? numNodes_ : 0);
+    runtime::DeviceMemory lastLoop, addedRank;
     if (mode_ == build::kAddRemaining && edges_.weights != nullptr)
-      c.lastLoop = words(numNodes_);
+      lastLoop = words(numNodes_);
     if (mode_ == build::kAddMissing)
-      c.addedRank = words(numNodes_);
-    for (runtime::DeviceMemory *zeroed : {&c.lastLoop, &hasLoop})
+      addedRank = words(numNodes_);
+    for (runtime::DeviceMemory *zeroed : {&lastLoop, &hasLoop})
       if (zeroed->bytes() > 0)
         GNNJIT_CUDA_CHECK(cudaMemsetAsync(zeroed->data(), 0, zeroed->bytes(), stream_));
-    const build::CandidateArrays a{typed<uint32_t>(srcKey),  typed<uint32_t>(dstKey),     typed<uint32_t>(candidate),
-                                   typed<uint32_t>(hasLoop), typed<uint32_t>(c.lastLoop), typed<uint32_t>(kept),
-                                   typed<uint32_t>(c.addedRank)};
+    const build::CandidateArrays a{key.data(),
+                                   sizeof(Key) == 8,
+                                   srcBits_,
+                                   typed<uint32_t>(candidate),
+                                   typed<uint32_t>(hasLoop),
+                                   typed<uint32_t>(lastLoop),
+                                   typed<uint32_t>(kept),
+                                   typed<uint32_t>(addedRank)};
     if (edges_.idType == graph::IndexType::Int32)
       GNNJIT_CUDA_CHECK(build::markInputEdges(static_cast<const int32_t *>(edges_.src),
                                               static_cast<const int32_t *>(edges_.dst), edges_.weights, numEdges_,
@@ -186,43 +197,42 @@ private:
             },
             "numbering the added self loops (cub::DeviceScan)");
     }
-    // Two stable sorts, by source and then by destination (the drop key
-    // last), leave each row ordered by (source, candidate) as the host's
-    // counting sorts do.
-    const int bits = bitsFor(numNodes_);
-    SortedPairs pairs(std::move(srcKey), std::move(candidate), count_);
-    pairs.sort(count_, bits, stream_);
-    runtime::DeviceMemory &destinations = pairs.spareKeys(); // the sources' keys are spent
-    GNNJIT_CUDA_CHECK(build::gatherKeys(pairs.value(), a.dstKey, typed<uint32_t>(destinations), count_, stream_));
-    pairs.current = 1 - pairs.current;
-    std::swap(pairs.values[0], pairs.values[1]); // the gathered keys go with the values they were gathered by
-    pairs.sort(count_, bits, stream_);
-    c.rows = std::move(pairs.keys[pairs.current]);
-    c.order = std::move(pairs.values[pairs.current]);
+    // The stable sort leaves each row ordered by (source, candidate), as the
+    // host's counting sorts do.
+    Candidates<Key> c{SortedPairs<Key>(std::move(key), std::move(candidate), count_), std::move(addedRank),
+                      std::move(lastLoop)};
+    c.pairs.sort(count_, srcBits_ + bitsFor(numNodes_), stream_);
     return c;
   }
 
-  template <typename Index> void emit(Candidates c) {
+  /// Offsets, indices, edge ids and weights of one direction (offsets zeroed
+  /// where no edge writes them).
+  template <typename Index> void allocate(DeviceCsrArrays &csr) {
     const size_t indexBytes = sizeof(Index), offsetBytes = (static_cast<size_t>(numNodes_) + 1) * indexBytes;
+    csr.offsets = runtime::DeviceMemory(offsetBytes);
+    csr.indices = runtime::DeviceMemory(count_ * indexBytes);
+    csr.edgeIds = runtime::DeviceMemory(count_ * indexBytes);
+    if (weighted_)
+      csr.weights = runtime::DeviceBuffer<float>(count_);
+    if (count_ == 0) // no candidate writes the offsets
+      GNNJIT_CUDA_CHECK(cudaMemsetAsync(csr.offsets.data(), 0, offsetBytes, stream_));
+  }
+
+  /// Both directions from the sorted candidates. Each buffer goes back as
+  /// soon as nothing later reads it, and the outgoing arrays are made only
+  /// after the transpose's sort, so the peak holds few edge-sized arrays.
+  template <typename Index, typename Key> void emit() {
+    Candidates<Key> c = markCandidates<Key>();
     DeviceCsrArrays &in = built_.incoming, &out = built_.outgoing;
-    for (DeviceCsrArrays *csr : {&in, &out}) {
-      csr->offsets = runtime::DeviceMemory(offsetBytes);
-      csr->indices = runtime::DeviceMemory(count_ * indexBytes);
-      csr->edgeIds = runtime::DeviceMemory(count_ * indexBytes);
-      if (weighted_)
-        csr->weights = runtime::DeviceBuffer<float>(count_);
-      if (count_ == 0) // no candidate writes the offsets
-        GNNJIT_CUDA_CHECK(cudaMemsetAsync(csr->offsets.data(), 0, offsetBytes, stream_));
-    }
-    out.peerPositions = runtime::DeviceMemory(count_ * indexBytes);
-    runtime::DeviceMemory transposeKey = words(count_), position = words(count_), loopsOf = words(numNodes_);
-    if (loopsOf.bytes() > 0)
-      GNNJIT_CUDA_CHECK(cudaMemsetAsync(loopsOf.data(), 0, loopsOf.bytes(), stream_));
+    allocate<Index>(in);
+    c.pairs.dropSpareKeys();
+    runtime::DeviceMemory rows = std::move(c.pairs.values[1 - c.pairs.current]); // the sort's spare values
+    runtime::DeviceMemory transposeKey = words(count_), position = words(count_);
     float *inWeights = weighted_ ? in.weights.data() : nullptr;
-    const build::IncomingArgs incoming{typed<uint32_t>(c.rows),
-                                       typed<uint32_t>(c.order),
-                                       edges_.src,
-                                       edges_.idType == graph::IndexType::Int64,
+    const build::IncomingArgs incoming{c.pairs.key(),
+                                       sizeof(Key) == 8,
+                                       srcBits_,
+                                       c.pairs.value(),
                                        typed<uint32_t>(c.addedRank),
                                        typed<uint32_t>(c.lastLoop),
                                        edges_.weights,
@@ -234,41 +244,59 @@ private:
                                        in.indices.data(),
                                        in.edgeIds.data(),
                                        inWeights,
+                                       typed<uint32_t>(rows),
                                        typed<uint32_t>(transposeKey),
-                                       typed<uint32_t>(position),
-                                       typed<uint32_t>(loopsOf)};
+                                       typed<uint32_t>(position)};
     GNNJIT_CUDA_CHECK(build::emitIncoming<Index>(incoming, summary(), stream_));
-    c.order = {}; // what the transpose does not read goes back before its sort
+    // The transpose reads none of the candidates' arrays.
+    c.pairs.dropAll();
+    c.addedRank = {};
+    c.lastLoop = {};
     // The transpose: incoming positions stably sorted by source.
-    SortedPairs pairs(std::move(transposeKey), std::move(position), count_);
+    SortedPairs<uint32_t> pairs(std::move(transposeKey), std::move(position), count_);
     pairs.sort(count_, bitsFor(numNodes_), stream_);
-    const build::OutgoingArgs outgoing{pairs.key(),        pairs.value(),      typed<uint32_t>(c.rows),
+    pairs.dropSpares();
+    allocate<Index>(out);
+    out.peerPositions = runtime::DeviceMemory(count_ * sizeof(Index));
+    const build::OutgoingArgs outgoing{pairs.key(),        pairs.value(),      typed<uint32_t>(rows),
                                        count_,             numNodes_,          in.edgeIds.data(),
                                        inWeights,          out.offsets.data(), out.indices.data(),
                                        out.edgeIds.data(), out.peerPositions.data(),
                                        weighted_ ? out.weights.data() : nullptr};
     GNNJIT_CUDA_CHECK(build::emitOutgoing<Index>(outgoing, stream_));
-    summarizeDegrees<Index>(typed<uint32_t>(loopsOf));
+    summarizeDegrees<Index>();
   }
 
-  /// Degree sums and isolated nodes, then the percentiles from sorted degrees.
-  template <typename Index> void summarizeDegrees(const uint32_t *loopsOf) {
+  /// Degree sums and isolated nodes, then the percentiles from the degrees
+  /// sorted in one sort (in-degrees below out-degrees; a degree is at most
+  /// the candidate count).
+  template <typename Index> void summarizeDegrees() {
     const auto *inOffsets = static_cast<const Index *>(built_.incoming.offsets.data());
+    const auto *inIndices = static_cast<const Index *>(built_.incoming.indices.data());
     const auto *outOffsets = static_cast<const Index *>(built_.outgoing.offsets.data());
-    runtime::DeviceMemory degrees = words(2 * static_cast<uint64_t>(numNodes_)),
-                          sorted = words(2 * static_cast<uint64_t>(numNodes_));
-    uint32_t *inDegree = typed<uint32_t>(degrees), *outDegree = inDegree + numNodes_;
-    uint32_t *inSorted = typed<uint32_t>(sorted), *outSorted = inSorted + numNodes_;
-    GNNJIT_CUDA_CHECK(
-        build::degreeSums<Index>(inOffsets, outOffsets, loopsOf, numNodes_, inDegree, outDegree, summary(), stream_));
-    sortKeys(inDegree, inSorted, numNodes_, stream_);
-    sortKeys(outDegree, outSorted, numNodes_, stream_);
-    GNNJIT_CUDA_CHECK(build::finishSummary<Index>(inSorted, outSorted, numNodes_, inOffsets, summary(), stream_));
+    const uint64_t keys = 2 * static_cast<uint64_t>(numNodes_);
+    const int degreeBits = bitsFor(count_);
+    runtime::DeviceMemory buffers[2] = {runtime::DeviceMemory(keys * sizeof(uint64_t)),
+                                        runtime::DeviceMemory(keys * sizeof(uint64_t))};
+    uint64_t *const k[2] = {typed<uint64_t>(buffers[0]), typed<uint64_t>(buffers[1])};
+    GNNJIT_CUDA_CHECK(build::degreeSums<Index>(inOffsets, inIndices, outOffsets, numNodes_, degreeBits, k[0],
+                                               summary(), stream_));
+    int current = 0;
+    if (keys > 0)
+      runCub(
+          [&](void *temp, size_t &bytes) {
+            return build::sortKeys(temp, bytes, k, current, keys, degreeBits + 1, stream_);
+          },
+          "sorting the degrees (cub::DeviceRadixSort)");
+    GNNJIT_CUDA_CHECK(build::finishSummary<Index>(k[current], numNodes_, degreeBits, inOffsets, summary(), stream_));
   }
 
   /// The host build's error for the first bad edge, if any.
   void checkEdges(const build::Summary &s) const {
-    const unsigned long long k = std::min(s.firstBadEdge, s.firstBadWeight);
+    // The summary holds each lowest bad edge's complement (0: none).
+    const unsigned long long badEdge = s.badEdge != 0 ? ~s.badEdge : kNone;
+    const unsigned long long badWeight = s.badWeight != 0 ? ~s.badWeight : kNone;
+    const unsigned long long k = std::min(badEdge, badWeight);
     if (k == kNone)
       return;
     const size_t idBytes = edges_.idType == graph::IndexType::Int32 ? 4 : 8;
@@ -280,7 +308,7 @@ private:
       ends[side] = idBytes == 4 ? static_cast<int64_t>(static_cast<int32_t>(value)) : value;
     }
     const int64_t n = edges_.numNodes;
-    if (s.firstBadEdge <= s.firstBadWeight)
+    if (badEdge <= badWeight)
       throwUserError("edge {} ({} -> {}) names node {}, but the graph has {} nodes (valid ids are 0..{})", k, ends[0],
                      ends[1], (ends[0] < 0 || ends[0] >= n) ? ends[0] : ends[1], n, n - 1);
     float w = 0;
@@ -336,6 +364,7 @@ private:
   bool weighted_;     ///< the graph stores weights (given, or made by loops of another weight)
   float loopWeight_; ///< graph::BuildOptions::loopWeight
   graph::IndexType index_;
+  int srcBits_; ///< the low bits of a sort key that hold the source
   runtime::DeviceMemory summary_;
   DeviceBuilt built_;
 };

@@ -6,6 +6,8 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include <algorithm>
+
 namespace gnnjit::exec::build {
 
 namespace {
@@ -13,6 +15,10 @@ namespace {
 constexpr unsigned kThreads = 256;
 
 unsigned blocksFor(uint64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
+
+/// Grid of a grid-stride kernel: enough blocks to fill the GPU a few times
+/// over, no more (their per-block atomics stay few).
+unsigned strideBlocksFor(uint64_t threads) { return std::min(blocksFor(threads), 1024u); }
 
 /// Launches `kernel` over `threads` threads (nothing for none).
 template <typename Kernel, typename... Args>
@@ -25,40 +31,54 @@ cudaError_t launch(Kernel kernel, uint64_t threads, cudaStream_t stream, Args...
 
 } // namespace
 
+template <typename Id, typename Key>
+cudaError_t markInputEdgesWith(const Id *src, const Id *dst, const float *weight, uint32_t numEdges,
+                               uint32_t numNodes, LoopMode mode, const CandidateArrays &a, Summary *summary,
+                               cudaStream_t stream) {
+  return launch(kernels::markInputEdges<Id, Key>, numEdges, stream, src, dst, weight, numEdges, numNodes,
+                static_cast<int>(mode), a.srcBits, static_cast<Key *>(a.key), a.candidate, a.hasLoop, a.lastLoop,
+                summary);
+}
+
 template <typename Id>
 cudaError_t markInputEdges(const Id *src, const Id *dst, const float *weight, uint32_t numEdges, uint32_t numNodes,
                            LoopMode mode, const CandidateArrays &a, Summary *summary, cudaStream_t stream) {
-  return launch(kernels::markInputEdges<Id>, numEdges, stream, src, dst, weight, numEdges, numNodes,
-                static_cast<int>(mode), a.srcKey, a.dstKey, a.candidate, a.hasLoop, a.lastLoop, summary);
+  return a.key64 ? markInputEdgesWith<Id, uint64_t>(src, dst, weight, numEdges, numNodes, mode, a, summary, stream)
+                 : markInputEdgesWith<Id, uint32_t>(src, dst, weight, numEdges, numNodes, mode, a, summary, stream);
 }
 template cudaError_t markInputEdges<int32_t>(const int32_t *, const int32_t *, const float *, uint32_t, uint32_t,
                                              LoopMode, const CandidateArrays &, Summary *, cudaStream_t);
 template cudaError_t markInputEdges<int64_t>(const int64_t *, const int64_t *, const float *, uint32_t, uint32_t,
                                              LoopMode, const CandidateArrays &, Summary *, cudaStream_t);
 
+template <typename Key>
+cudaError_t markAddedLoopsWith(uint32_t numEdges, uint32_t numNodes, LoopMode mode, const CandidateArrays &a,
+                               Summary *summary, cudaStream_t stream) {
+  return launch(kernels::markAddedLoops<Key>, numNodes, stream, numEdges, numNodes, static_cast<int>(mode), a.srcBits,
+                static_cast<const uint32_t *>(a.hasLoop), static_cast<Key *>(a.key), a.candidate, a.keptAdded,
+                summary);
+}
+
 cudaError_t markAddedLoops(uint32_t numEdges, uint32_t numNodes, LoopMode mode, const CandidateArrays &a,
                            Summary *summary, cudaStream_t stream) {
-  return launch(kernels::markAddedLoops, numNodes, stream, numEdges, numNodes, static_cast<int>(mode),
-                static_cast<const uint32_t *>(a.hasLoop), a.srcKey, a.dstKey, a.candidate, a.keptAdded, summary);
+  return a.key64 ? markAddedLoopsWith<uint64_t>(numEdges, numNodes, mode, a, summary, stream)
+                 : markAddedLoopsWith<uint32_t>(numEdges, numNodes, mode, a, summary, stream);
 }
 
-cudaError_t gatherKeys(const uint32_t *index, const uint32_t *table, uint32_t *out, uint32_t count,
-                       cudaStream_t stream) {
-  return launch(kernels::gatherKeys, count, stream, index, table, out, count);
-}
-
-template <typename Index, typename Id>
-cudaError_t emitIncomingFrom(const IncomingArgs &a, Summary *summary, cudaStream_t stream) {
-  return launch(kernels::emitIncoming<Index, Id>, a.count, stream, a.rows, a.order, static_cast<const Id *>(a.src),
-                a.count, a.numEdges, a.numNodes, a.addedRank, a.weightIn, a.lastLoop, a.loopWeight,
-                static_cast<Index *>(a.offsets),
-                static_cast<Index *>(a.indices), static_cast<Index *>(a.edgeIds), a.weightOut, a.transposeKey,
-                a.position, a.loopsOf, summary);
+template <typename Index, typename Key>
+cudaError_t emitIncomingWith(const IncomingArgs &a, Summary *summary, cudaStream_t stream) {
+  if (a.count == 0)
+    return cudaSuccess;
+  kernels::emitIncoming<Index, Key><<<strideBlocksFor(a.count), kThreads, 0, stream>>>(
+      static_cast<const Key *>(a.keys), a.order, a.srcBits, a.count, a.numEdges, a.numNodes, a.addedRank, a.weightIn,
+      a.lastLoop, a.loopWeight, static_cast<Index *>(a.offsets), static_cast<Index *>(a.indices),
+      static_cast<Index *>(a.edgeIds), a.weightOut, a.rows, a.transposeKey, a.position, summary);
+  return cudaGetLastError();
 }
 
 template <typename Index> cudaError_t emitIncoming(const IncomingArgs &a, Summary *summary, cudaStream_t stream) {
-  return a.src64 ? emitIncomingFrom<Index, int64_t>(a, summary, stream)
-                 : emitIncomingFrom<Index, int32_t>(a, summary, stream);
+  return a.key64 ? emitIncomingWith<Index, uint64_t>(a, summary, stream)
+                 : emitIncomingWith<Index, uint32_t>(a, summary, stream);
 }
 template cudaError_t emitIncoming<int32_t>(const IncomingArgs &, Summary *, cudaStream_t);
 template cudaError_t emitIncoming<int64_t>(const IncomingArgs &, Summary *, cudaStream_t);
@@ -73,39 +93,61 @@ template cudaError_t emitOutgoing<int32_t>(const OutgoingArgs &, cudaStream_t);
 template cudaError_t emitOutgoing<int64_t>(const OutgoingArgs &, cudaStream_t);
 
 template <typename Index>
-cudaError_t degreeSums(const Index *inOffsets, const Index *outOffsets, const uint32_t *loopsOf, uint32_t numNodes,
-                       uint32_t *inDegree, uint32_t *outDegree, Summary *summary, cudaStream_t stream) {
-  return launch(kernels::degreeSums<Index>, numNodes, stream, inOffsets, outOffsets, loopsOf, numNodes, inDegree,
-                outDegree, summary);
-}
-template cudaError_t degreeSums<int32_t>(const int32_t *, const int32_t *, const uint32_t *, uint32_t, uint32_t *,
-                                         uint32_t *, Summary *, cudaStream_t);
-template cudaError_t degreeSums<int64_t>(const int64_t *, const int64_t *, const uint32_t *, uint32_t, uint32_t *,
-                                         uint32_t *, Summary *, cudaStream_t);
-
-template <typename Index>
-cudaError_t finishSummary(const uint32_t *inSorted, const uint32_t *outSorted, uint32_t numNodes,
-                          const Index *inOffsets, Summary *summary, cudaStream_t stream) {
-  kernels::finishSummary<Index><<<1, 1, 0, stream>>>(inSorted, outSorted, numNodes, inOffsets, summary);
+cudaError_t degreeSums(const Index *inOffsets, const Index *inIndices, const Index *outOffsets, uint32_t numNodes,
+                       int degreeBits, uint64_t *degreeKeys, Summary *summary, cudaStream_t stream) {
+  if (numNodes == 0)
+    return cudaSuccess;
+  kernels::degreeSums<Index><<<strideBlocksFor(numNodes), kThreads, 0, stream>>>(inOffsets, inIndices, outOffsets,
+                                                                                  numNodes, degreeBits, degreeKeys,
+                                                                                  summary);
   return cudaGetLastError();
 }
-template cudaError_t finishSummary<int32_t>(const uint32_t *, const uint32_t *, uint32_t, const int32_t *, Summary *,
-                                            cudaStream_t);
-template cudaError_t finishSummary<int64_t>(const uint32_t *, const uint32_t *, uint32_t, const int64_t *, Summary *,
-                                            cudaStream_t);
+template cudaError_t degreeSums<int32_t>(const int32_t *, const int32_t *, const int32_t *, uint32_t, int, uint64_t *,
+                                         Summary *, cudaStream_t);
+template cudaError_t degreeSums<int64_t>(const int64_t *, const int64_t *, const int64_t *, uint32_t, int, uint64_t *,
+                                         Summary *, cudaStream_t);
 
-cudaError_t sortPairs(void *temp, size_t &tempBytes, uint32_t *const keys[2], uint32_t *const values[2], int &current,
-                      uint32_t count, int bits, cudaStream_t stream) {
-  cub::DoubleBuffer<uint32_t> k(keys[current], keys[1 - current]), v(values[current], values[1 - current]);
+template <typename Index>
+cudaError_t finishSummary(const uint64_t *sortedDegreeKeys, uint32_t numNodes, int degreeBits, const Index *inOffsets,
+                          Summary *summary, cudaStream_t stream) {
+  kernels::finishSummary<Index><<<1, 1, 0, stream>>>(sortedDegreeKeys, numNodes, degreeBits, inOffsets, summary);
+  return cudaGetLastError();
+}
+template cudaError_t finishSummary<int32_t>(const uint64_t *, uint32_t, int, const int32_t *, Summary *, cudaStream_t);
+template cudaError_t finishSummary<int64_t>(const uint64_t *, uint32_t, int, const int64_t *, Summary *, cudaStream_t);
+
+namespace {
+
+template <typename Key>
+cudaError_t sortPairsOf(void *temp, size_t &tempBytes, Key *const keys[2], uint32_t *const values[2], int &current,
+                        uint32_t count, int bits, cudaStream_t stream) {
+  cub::DoubleBuffer<Key> k(keys[current], keys[1 - current]);
+  cub::DoubleBuffer<uint32_t> v(values[current], values[1 - current]);
   const cudaError_t status = cub::DeviceRadixSort::SortPairs(temp, tempBytes, k, v, count, 0, bits, stream);
   if (temp != nullptr && status == cudaSuccess)
     current = k.Current() == keys[0] ? 0 : 1;
   return status;
 }
 
-cudaError_t sortKeys(void *temp, size_t &tempBytes, const uint32_t *keysIn, uint32_t *keysOut, uint32_t count,
+} // namespace
+
+cudaError_t sortPairs(void *temp, size_t &tempBytes, uint32_t *const keys[2], uint32_t *const values[2], int &current,
+                      uint32_t count, int bits, cudaStream_t stream) {
+  return sortPairsOf(temp, tempBytes, keys, values, current, count, bits, stream);
+}
+
+cudaError_t sortPairs(void *temp, size_t &tempBytes, uint64_t *const keys[2], uint32_t *const values[2], int &current,
+                      uint32_t count, int bits, cudaStream_t stream) {
+  return sortPairsOf(temp, tempBytes, keys, values, current, count, bits, stream);
+}
+
+cudaError_t sortKeys(void *temp, size_t &tempBytes, uint64_t *const keys[2], int &current, uint64_t count, int bits,
                      cudaStream_t stream) {
-  return cub::DeviceRadixSort::SortKeys(temp, tempBytes, keysIn, keysOut, count, 0, 32, stream);
+  cub::DoubleBuffer<uint64_t> k(keys[current], keys[1 - current]);
+  const cudaError_t status = cub::DeviceRadixSort::SortKeys(temp, tempBytes, k, count, 0, bits, stream);
+  if (temp != nullptr && status == cudaSuccess)
+    current = k.Current() == keys[0] ? 0 : 1;
+  return status;
 }
 
 cudaError_t exclusiveSum(void *temp, size_t &tempBytes, const uint32_t *in, uint32_t *out, uint32_t count,

@@ -17,8 +17,8 @@ namespace gnnjit::exec::build {
 /// What the build reads back in its one synchronisation. All counters are
 /// 64-bit so atomics on them are exact (deterministic whatever the order).
 struct Summary {
-  unsigned long long firstBadEdge;   ///< lowest input edge naming a node out of range (~0: none)
-  unsigned long long firstBadWeight; ///< lowest input edge with a non-finite weight (~0: none)
+  unsigned long long badEdge;   ///< ~(lowest input edge naming a node out of range), 0: none
+  unsigned long long badWeight; ///< ~(lowest input edge with a non-finite weight), 0: none
   unsigned long long numEdges;       ///< stored edges (the incoming CSR's last offset)
   unsigned long long addedEdges;     ///< loops cleaning added (and kept)
   unsigned long long selfLoops;      ///< stored i -> i edges
@@ -35,7 +35,10 @@ enum LoopMode : int { kKeep = 0, kRemove = 1, kAddMissing = 2, kReplace = 3, kAd
 /// The arrays of one build; sizes: `count` candidates (the input edges, then
 /// one loop per node when loops are added), `numNodes` (+ 1 for offsets).
 struct CandidateArrays {
-  uint32_t *srcKey, *dstKey, *candidate, *hasLoop, *lastLoop, *keptAdded, *addedRank;
+  void *key;   ///< each candidate's sort key: uint64_t where key64, else uint32_t
+  bool key64;
+  int srcBits; ///< the low bits of a key that hold the source
+  uint32_t *candidate, *hasLoop, *lastLoop, *keptAdded, *addedRank;
 };
 
 template <typename Id>
@@ -43,21 +46,20 @@ cudaError_t markInputEdges(const Id *src, const Id *dst, const float *weight, ui
                            LoopMode mode, const CandidateArrays &a, Summary *summary, cudaStream_t stream);
 cudaError_t markAddedLoops(uint32_t numEdges, uint32_t numNodes, LoopMode mode, const CandidateArrays &a,
                            Summary *summary, cudaStream_t stream);
-cudaError_t gatherKeys(const uint32_t *index, const uint32_t *table, uint32_t *out, uint32_t count,
-                       cudaStream_t stream);
 
 /// What emitIncoming reads and writes.
 struct IncomingArgs {
-  const uint32_t *rows, *order;
-  const void *src; ///< the input edges' sources (Id)
-  bool src64;      ///< Id is int64_t (else int32_t)
+  const void *keys; ///< the candidates' keys, sorted (CandidateArrays::key)
+  bool key64;
+  int srcBits;
+  const uint32_t *order; ///< the candidates in key order
   const uint32_t *addedRank, *lastLoop;
   const float *weightIn; ///< the input's weights, or null (its edges weigh 1)
   float loopWeight;      ///< what an added loop weighs without an own loop's weight
   uint32_t count, numEdges, numNodes;
   void *offsets, *indices, *edgeIds; ///< Index
   float *weightOut;
-  uint32_t *transposeKey, *position, *loopsOf;
+  uint32_t *rows, *transposeKey, *position;
 };
 template <typename Index> cudaError_t emitIncoming(const IncomingArgs &a, Summary *summary, cudaStream_t stream);
 
@@ -72,12 +74,14 @@ struct OutgoingArgs {
 };
 template <typename Index> cudaError_t emitOutgoing(const OutgoingArgs &a, cudaStream_t stream);
 
+/// The degree keys (2 * numNodes) and sums; degree keys sort on their low
+/// degreeBits + 1 bits.
 template <typename Index>
-cudaError_t degreeSums(const Index *inOffsets, const Index *outOffsets, const uint32_t *loopsOf, uint32_t numNodes,
-                       uint32_t *inDegree, uint32_t *outDegree, Summary *summary, cudaStream_t stream);
+cudaError_t degreeSums(const Index *inOffsets, const Index *inIndices, const Index *outOffsets, uint32_t numNodes,
+                       int degreeBits, uint64_t *degreeKeys, Summary *summary, cudaStream_t stream);
 template <typename Index>
-cudaError_t finishSummary(const uint32_t *inSorted, const uint32_t *outSorted, uint32_t numNodes,
-                          const Index *inOffsets, Summary *summary, cudaStream_t stream);
+cudaError_t finishSummary(const uint64_t *sortedDegreeKeys, uint32_t numNodes, int degreeBits, const Index *inOffsets,
+                          Summary *summary, cudaStream_t stream);
 
 /// Stable sort of (key, value) pairs by the low `bits` of the key, over two
 /// buffers of each (CUB's DoubleBuffer: no scratch copy of the pairs):
@@ -85,7 +89,10 @@ cudaError_t finishSummary(const uint32_t *inSorted, const uint32_t *outSorted, u
 /// `current` says which hold them sorted (the others are overwritten).
 cudaError_t sortPairs(void *temp, size_t &tempBytes, uint32_t *const keys[2], uint32_t *const values[2], int &current,
                       uint32_t count, int bits, cudaStream_t stream);
-cudaError_t sortKeys(void *temp, size_t &tempBytes, const uint32_t *keysIn, uint32_t *keysOut, uint32_t count,
+cudaError_t sortPairs(void *temp, size_t &tempBytes, uint64_t *const keys[2], uint32_t *const values[2], int &current,
+                      uint32_t count, int bits, cudaStream_t stream);
+/// The same for keys alone.
+cudaError_t sortKeys(void *temp, size_t &tempBytes, uint64_t *const keys[2], int &current, uint64_t count, int bits,
                      cudaStream_t stream);
 cudaError_t exclusiveSum(void *temp, size_t &tempBytes, const uint32_t *in, uint32_t *out, uint32_t count,
                          cudaStream_t stream);

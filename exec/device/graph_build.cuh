@@ -1,10 +1,13 @@
 // Device kernels of a graph built on the GPU (exec/DeviceBuild.cpp): the
 // host build's semantics (graph/Graph.cpp) step for step, so both give the
 // same CSR bit for bit. Candidates are the input edges (ids 0..E-1) and,
-// when self loops are added, one loop per node (E + i); a candidate that is
-// dropped (an edge cleaning removes, or an invalid one) sorts last under the
-// key `numNodes`. Keys and values are 32-bit: nodes and candidates below
-// 2^32 - 1 (the host checks).
+// when self loops are added, one loop per node (E + i). Each sorts under one
+// key, its destination above its source (`srcBits` low bits), so a single
+// stable sort orders them by (destination, source, candidate); a candidate
+// that is dropped (an edge cleaning removes, or an invalid one) has the
+// destination `numNodes` and sorts last. Keys are 32-bit where both parts fit,
+// else 64-bit; candidates are 32-bit (the host checks nodes and candidates
+// stay below 2^32 - 1).
 #pragma once
 
 #include "exec/GraphKernels.h"
@@ -22,21 +25,44 @@ template <typename T> __device__ inline T warpSum(T v) {
   return v;
 }
 
-/// Adds v to *total once per warp (lane 0), after a warp sum. Every lane of
-/// the warp must call it (out-of-range threads with v = 0).
-__device__ inline void addPerWarp(unsigned long long *total, unsigned long long v) {
-  v = warpSum(v);
-  if ((threadIdx.x & 31) == 0 && v != 0)
-    atomicAdd(total, v);
+/// Adds each v[k] to *totals[k] once per block (one atomic per total, not
+/// one per warp: thousands of warps adding to one address serialise). Every
+/// thread of the block must call it, with 0 where it has nothing.
+template <int K> __device__ inline void addPerBlock(unsigned long long *const (&totals)[K], unsigned long long (&v)[K]) {
+  __shared__ unsigned long long partial[K][32];
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
+  for (int k = 0; k < K; ++k) {
+    v[k] = warpSum(v[k]);
+    if (lane == 0)
+      partial[k][warp] = v[k];
+  }
+  __syncthreads();
+  if (warp != 0)
+    return;
+  for (int k = 0; k < K; ++k) {
+    unsigned long long sum = warpSum(lane < warps ? partial[k][lane] : 0ull);
+    if (lane == 0 && sum != 0)
+      atomicAdd(totals[k], sum);
+  }
 }
 
-/// Input edge c: checks its ids and weight, and writes its sort keys (source;
-/// destination or the drop key) and its candidate index. Dropped loops
-/// record, for add-remaining with weights, the last one of each node
-/// (lastLoop holds id + 1); kept loops mark their node for add-missing.
-template <typename Id>
+/// The sort key of a candidate: `row` (a destination, or numNodes to drop
+/// it) above `column` (its source).
+template <typename Key> __device__ inline Key edgeKey(uint32_t row, uint32_t column, int srcBits) {
+  return (static_cast<Key>(row) << srcBits) | static_cast<Key>(column);
+}
+
+/// Records input edge c as a bad one: the summary keeps the lowest, as the
+/// complement under atomicMax (so a zeroed summary means none).
+__device__ inline void noteBad(unsigned long long *worst, uint32_t c) { atomicMax(worst, ~static_cast<unsigned long long>(c)); }
+
+/// Input edge c: checks its ids and weight, and writes its sort key and its
+/// candidate index. Dropped loops record, for add-remaining with weights,
+/// the last one of each node (lastLoop holds id + 1); kept loops mark their
+/// node for add-missing.
+template <typename Id, typename Key>
 __global__ void markInputEdges(const Id *src, const Id *dst, const float *weight, uint32_t numEdges, uint32_t numNodes,
-                               int mode, uint32_t *srcKey, uint32_t *dstKey, uint32_t *candidate, uint32_t *hasLoop,
+                               int mode, int srcBits, Key *key, uint32_t *candidate, uint32_t *hasLoop,
                                uint32_t *lastLoop, Summary *summary) {
   const uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= numEdges)
@@ -44,107 +70,105 @@ __global__ void markInputEdges(const Id *src, const Id *dst, const float *weight
   candidate[c] = c;
   const long long s = static_cast<long long>(src[c]), d = static_cast<long long>(dst[c]);
   if (s < 0 || s >= numNodes || d < 0 || d >= numNodes) {
-    atomicMin(&summary->firstBadEdge, static_cast<unsigned long long>(c));
-    srcKey[c] = 0;
-    dstKey[c] = numNodes;
+    noteBad(&summary->badEdge, c);
+    key[c] = edgeKey<Key>(numNodes, 0, srcBits);
     return;
   }
   if (weight != nullptr && !isfinite(weight[c]))
-    atomicMin(&summary->firstBadWeight, static_cast<unsigned long long>(c));
+    noteBad(&summary->badWeight, c);
   const bool loop = s == d, dropped = loop && dropsLoops(mode);
   if (dropped && lastLoop != nullptr)
     atomicMax(&lastLoop[s], c + 1);
   if (loop && mode == kAddMissing)
     hasLoop[s] = 1;
-  srcKey[c] = static_cast<uint32_t>(s);
-  dstKey[c] = dropped ? numNodes : static_cast<uint32_t>(d);
+  key[c] = edgeKey<Key>(dropped ? numNodes : static_cast<uint32_t>(d), static_cast<uint32_t>(s), srcBits);
 }
 
 /// The added loop of node i (candidate numEdges + i): kept unless add-missing
 /// finds the node has its own; counts the kept ones.
-__global__ void markAddedLoops(uint32_t numEdges, uint32_t numNodes, int mode, const uint32_t *hasLoop,
-                               uint32_t *srcKey, uint32_t *dstKey, uint32_t *candidate, uint32_t *keptAdded,
-                               Summary *summary) {
+template <typename Key>
+__global__ void markAddedLoops(uint32_t numEdges, uint32_t numNodes, int mode, int srcBits, const uint32_t *hasLoop,
+                               Key *key, uint32_t *candidate, uint32_t *keptAdded, Summary *summary) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  bool kept = false;
+  unsigned long long kept[1] = {0};
   if (i < numNodes) {
     const uint32_t c = numEdges + i;
-    kept = mode != kAddMissing || hasLoop[i] == 0;
+    kept[0] = mode != kAddMissing || hasLoop[i] == 0;
     candidate[c] = c;
-    srcKey[c] = i;
-    dstKey[c] = kept ? i : numNodes;
+    key[c] = edgeKey<Key>(kept[0] ? i : numNodes, i, srcBits);
     if (keptAdded != nullptr)
-      keptAdded[i] = kept ? 1 : 0;
+      keptAdded[i] = kept[0] ? 1 : 0;
   }
-  addPerWarp(&summary->addedEdges, kept ? 1 : 0);
+  unsigned long long *const totals[1] = {&summary->addedEdges};
+  addPerBlock(totals, kept);
 }
 
-/// out[k] = table[index[k]].
-__global__ void gatherKeys(const uint32_t *index, const uint32_t *table, uint32_t *out, uint32_t count) {
-  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k < count)
-    out[k] = table[index[k]];
-}
-
-/// Row pointers from keys sorted ascending (the drop key numRows last):
-/// offsets[r] is the first position whose key is at least r.
+/// Row pointers where position p holds row `row` and p - 1 row `previous`
+/// (-1 at p = 0), rows ascending (the drop row numRows last): offsets[r] is
+/// the first position whose row is at least r.
 template <typename Index>
-__device__ inline void writeOffsets(const uint32_t *keys, uint32_t p, uint32_t count, uint32_t numRows, Index *offsets) {
-  const uint32_t key = keys[p];
-  const long long previous = p == 0 ? -1 : static_cast<long long>(keys[p - 1]);
-  for (long long r = previous + 1; r <= static_cast<long long>(key) && r <= numRows; ++r)
+__device__ inline void writeOffsets(long long row, long long previous, uint32_t p, uint32_t count, uint32_t numRows,
+                                    Index *offsets) {
+  for (long long r = previous + 1; r <= row && r <= numRows; ++r)
     offsets[r] = static_cast<Index>(p);
   if (p + 1 == count)
-    for (long long r = static_cast<long long>(key) + 1; r <= numRows; ++r)
+    for (long long r = row + 1; r <= numRows; ++r)
       offsets[r] = static_cast<Index>(count);
 }
 
-/// The incoming CSR from the candidates sorted by (destination, source,
+/// Row pointers from 32-bit keys sorted ascending (the drop key numRows last).
+template <typename Index>
+__device__ inline void writeOffsets(const uint32_t *keys, uint32_t p, uint32_t count, uint32_t numRows, Index *offsets) {
+  writeOffsets(static_cast<long long>(keys[p]), p == 0 ? -1 : static_cast<long long>(keys[p - 1]), p, count, numRows,
+               offsets);
+}
+
+/// The incoming CSR from the candidates sorted by key (destination, source,
 /// candidate): offsets, sources, edge ids (input ids, then added loops
-/// numbered after them in node order), weights; and the transpose's sort
-/// keys (source, or the drop key) with each position. Counts stored loops
-/// per node and in all, and the edge span. Sources come from the input
-/// edges (`src`, already checked) or are the added loops' nodes.
-template <typename Index, typename Id>
-__global__ void emitIncoming(const uint32_t *rows, const uint32_t *order, const Id *src, uint32_t count,
-                             uint32_t numEdges, uint32_t numNodes, const uint32_t *addedRank, const float *weightIn,
+/// numbered after them in node order), weights; each position's row, and
+/// the transpose's sort keys (source, or the drop key) with each position.
+/// Counts stored loops and sums the edge span. A grid-stride loop: few
+/// blocks, so few atomics on the summary.
+template <typename Index, typename Key>
+__global__ void emitIncoming(const Key *keys, const uint32_t *order, int srcBits, uint32_t count, uint32_t numEdges,
+                             uint32_t numNodes, const uint32_t *addedRank, const float *weightIn,
                              const uint32_t *lastLoop, float loopWeight, Index *offsets, Index *indices, Index *edgeIds,
-                             float *weightOut, uint32_t *transposeKey, uint32_t *position, uint32_t *loopsOf,
+                             float *weightOut, uint32_t *rows, uint32_t *transposeKey, uint32_t *position,
                              Summary *summary) {
-  const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned long long loops = 0, span = 0;
-  if (p < count) {
-    writeOffsets(rows, p, count, numNodes, offsets);
-    const uint32_t r = rows[p];
+  const Key sourceMask = (static_cast<Key>(1) << srcBits) - 1;
+  unsigned long long sums[2] = {0, 0}; // loops, span
+  for (uint32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < count; p += gridDim.x * blockDim.x) {
+    const Key key = keys[p];
+    const uint32_t r = static_cast<uint32_t>(key >> srcBits), s = static_cast<uint32_t>(key & sourceMask);
+    writeOffsets(static_cast<long long>(r), p == 0 ? -1 : static_cast<long long>(keys[p - 1] >> srcBits), p, count,
+                 numNodes, offsets);
     position[p] = p;
+    rows[p] = r;
     if (r == numNodes) {
       transposeKey[p] = numNodes;
-    } else {
-      const uint32_t c = order[p];
-      const bool input = c < numEdges;
-      const uint32_t added = c - numEdges, s = input ? static_cast<uint32_t>(src[c]) : added;
-      indices[p] = static_cast<Index>(s);
-      edgeIds[p] = static_cast<Index>(input ? c : numEdges + (addedRank ? addedRank[added] : added));
-      if (weightOut != nullptr) {
-        // Input edges of a graph given no weights weigh 1; an added loop its
-        // node's last own loop's weight (add-remaining) or loopWeight.
-        float w = loopWeight;
-        if (input)
-          w = weightIn != nullptr ? weightIn[c] : 1.0f;
-        else if (lastLoop != nullptr && lastLoop[added] != 0)
-          w = weightIn[lastLoop[added] - 1];
-        weightOut[p] = w;
-      }
-      transposeKey[p] = s;
-      if (s == r) {
-        loops = 1;
-        atomicAdd(&loopsOf[r], 1u);
-      }
-      span = s > r ? s - r : r - s;
+      continue;
     }
+    const uint32_t c = order[p];
+    const bool input = c < numEdges;
+    const uint32_t added = c - numEdges;
+    indices[p] = static_cast<Index>(s);
+    edgeIds[p] = static_cast<Index>(input ? c : numEdges + (addedRank ? addedRank[added] : added));
+    if (weightOut != nullptr) {
+      // Input edges of a graph given no weights weigh 1; an added loop its
+      // node's last own loop's weight (add-remaining) or loopWeight.
+      float w = loopWeight;
+      if (input)
+        w = weightIn != nullptr ? weightIn[c] : 1.0f;
+      else if (lastLoop != nullptr && lastLoop[added] != 0)
+        w = weightIn[lastLoop[added] - 1];
+      weightOut[p] = w;
+    }
+    transposeKey[p] = s;
+    sums[0] += s == r ? 1 : 0;
+    sums[1] += s > r ? s - r : r - s;
   }
-  addPerWarp(&summary->selfLoops, loops);
-  addPerWarp(&summary->spanSum, span);
+  unsigned long long *const totals[2] = {&summary->selfLoops, &summary->spanSum};
+  addPerBlock(totals, sums);
 }
 
 /// The outgoing CSR from the incoming positions sorted by (source,
@@ -168,50 +192,58 @@ __global__ void emitOutgoing(const uint32_t *cols, const uint32_t *order, const 
     weightOut[q] = weightIn[p];
 }
 
-/// Per node: in- and out-degree (for the percentile sorts), their squares
-/// summed, and whether the node is isolated (only loops, if anything).
+/// Per node: in- and out-degree as the keys of one percentile sort (the
+/// out-degrees above bit `degreeBits`, so they sort after every in-degree),
+/// their squares summed, and whether the node is isolated: no stored edge to
+/// or from another node. It is iff its in- and out-degree are equal and its
+/// incoming row (ordered by source) holds only itself, first to last: then
+/// every in-edge is a loop, and so is every out-edge.
 template <typename Index>
-__global__ void degreeSums(const Index *inOffsets, const Index *outOffsets, const uint32_t *loopsOf,
-                           uint32_t numNodes, uint32_t *inDegree, uint32_t *outDegree, Summary *summary) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned long long in = 0, out = 0, isolated = 0;
-  if (i < numNodes) {
-    in = static_cast<unsigned long long>(inOffsets[i + 1] - inOffsets[i]);
-    out = static_cast<unsigned long long>(outOffsets[i + 1] - outOffsets[i]);
-    inDegree[i] = static_cast<uint32_t>(in);
-    outDegree[i] = static_cast<uint32_t>(out);
-    isolated = in == loopsOf[i] && out == loopsOf[i] ? 1 : 0;
+__global__ void degreeSums(const Index *inOffsets, const Index *inIndices, const Index *outOffsets, uint32_t numNodes,
+                           int degreeBits, uint64_t *degreeKeys, Summary *summary) {
+  unsigned long long sums[3] = {0, 0, 0}; // in squares, out squares, isolated
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < numNodes; i += gridDim.x * blockDim.x) {
+    const Index begin = inOffsets[i], end = inOffsets[i + 1];
+    const auto in = static_cast<unsigned long long>(end - begin);
+    const auto out = static_cast<unsigned long long>(outOffsets[i + 1] - outOffsets[i]);
+    degreeKeys[i] = in;
+    degreeKeys[numNodes + i] = (static_cast<uint64_t>(1) << degreeBits) | out;
+    sums[0] += in * in;
+    sums[1] += out * out;
+    const Index self = static_cast<Index>(i);
+    sums[2] += in == out && (in == 0 || (inIndices[begin] == self && inIndices[end - 1] == self)) ? 1 : 0;
   }
-  addPerWarp(&summary->inSquares, in * in);
-  addPerWarp(&summary->outSquares, out * out);
-  addPerWarp(&summary->isolatedNodes, isolated);
+  unsigned long long *const totals[3] = {&summary->inSquares, &summary->outSquares, &summary->isolatedNodes};
+  addPerBlock(totals, sums);
 }
 
 /// Nearest rank: the smallest degree reached by ceil(n * numerator /
 /// denominator) nodes (at least one), as graph::DegreeSummary computes it.
-__device__ inline unsigned long long rankedDegree(const uint32_t *sorted, unsigned long long n,
-                                                  unsigned long long numerator, unsigned long long denominator) {
+__device__ inline unsigned long long rankedDegree(const uint64_t *sorted, uint64_t mask,
+                                                  unsigned long long n, unsigned long long numerator,
+                                                  unsigned long long denominator) {
   unsigned long long rank = (n * numerator + denominator - 1) / denominator;
-  return sorted[(rank < 1 ? 1 : rank) - 1];
+  return sorted[(rank < 1 ? 1 : rank) - 1] & mask;
 }
 
-/// One thread: the percentiles, min and max of the sorted degrees, and the
-/// stored edge count.
+/// One thread: the percentiles, min and max of the sorted degree keys (the
+/// in-degrees, then the out-degrees), and the stored edge count.
 template <typename Index>
-__global__ void finishSummary(const uint32_t *inSorted, const uint32_t *outSorted, uint32_t numNodes,
+__global__ void finishSummary(const uint64_t *sortedKeys, uint32_t numNodes, int degreeBits,
                               const Index *inOffsets, Summary *summary) {
   summary->numEdges = static_cast<unsigned long long>(inOffsets[numNodes]);
   if (numNodes == 0)
     return;
-  const uint32_t *sorted[2] = {inSorted, outSorted};
+  const uint64_t mask = (static_cast<uint64_t>(1) << degreeBits) - 1;
+  const uint64_t *sorted[2] = {sortedKeys, sortedKeys + numNodes};
   unsigned long long *out[2] = {summary->inRanked, summary->outRanked};
   for (int k = 0; k < 2; ++k) {
-    out[k][0] = rankedDegree(sorted[k], numNodes, 50, 100);
-    out[k][1] = rankedDegree(sorted[k], numNodes, 90, 100);
-    out[k][2] = rankedDegree(sorted[k], numNodes, 99, 100);
-    out[k][3] = rankedDegree(sorted[k], numNodes, 999, 1000);
-    out[k][4] = sorted[k][0];
-    out[k][5] = sorted[k][numNodes - 1];
+    out[k][0] = rankedDegree(sorted[k], mask, numNodes, 50, 100);
+    out[k][1] = rankedDegree(sorted[k], mask, numNodes, 90, 100);
+    out[k][2] = rankedDegree(sorted[k], mask, numNodes, 99, 100);
+    out[k][3] = rankedDegree(sorted[k], mask, numNodes, 999, 1000);
+    out[k][4] = sorted[k][0] & mask;
+    out[k][5] = sorted[k][numNodes - 1] & mask;
   }
 }
 
