@@ -1,13 +1,16 @@
 #include "exec/DeviceBuild.h"
 
 #include "exec/CubCall.h"
+#include "exec/DeviceDerived.h"
 #include "exec/GraphKernels.h"
+#include "exec/SplitForecast.h"
 #include "graph/GraphMemory.h"
 #include "runtime/CudaCheck.h"
 #include "support/Error.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace gnnjit::exec {
@@ -133,7 +136,10 @@ public:
         srcBits_(bitsFor(numNodes_ == 0 ? 0 : numNodes_ - 1)) {}
 
   std::unique_ptr<DeviceGraph> run() {
-    summary_ = runtime::DeviceMemory(sizeof(build::Summary));
+    built_.number = split_forecast::newGraph();
+    const std::vector<SegmentKey> splits = split_forecast::forecast();
+    // The summary, then two totals per forecast split: one copy reads all back.
+    summary_ = runtime::DeviceMemory(sizeof(build::Summary) + 2 * splits.size() * sizeof(unsigned long long));
     GNNJIT_CUDA_CHECK(cudaMemsetAsync(summary_.data(), 0, sizeof(build::Summary), stream_));
     // One sort orders the candidates by their whole key: 32-bit keys where
     // the row (up to the drop key numNodes) and the source fit together.
@@ -142,11 +148,23 @@ public:
       key64 ? emit<int32_t, uint64_t>() : emit<int32_t, uint32_t>();
     else
       key64 ? emit<int64_t, uint64_t>() : emit<int64_t, uint32_t>();
-    build::Summary summary{};
+    const std::vector<SegmentRequest> requests = splitRequests(splits);
+    auto *deviceTotals = reinterpret_cast<unsigned long long *>(typed<char>(summary_) + sizeof(build::Summary));
+    const std::vector<runtime::DeviceMemory> starts =
+        countSegmentsOnDevice(requests, index_, edges_.numNodes, deviceTotals, stream_);
+    static_assert(sizeof(build::Summary) % sizeof(unsigned long long) == 0);
+    std::vector<unsigned long long> readBack(summary_.bytes() / sizeof(unsigned long long));
     GNNJIT_CUDA_CHECK(
-        cudaMemcpyAsync(&summary, summary_.data(), sizeof(summary), cudaMemcpyDeviceToHost, stream_));
+        cudaMemcpyAsync(readBack.data(), summary_.data(), summary_.bytes(), cudaMemcpyDeviceToHost, stream_));
     GNNJIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    build::Summary summary{};
+    std::memcpy(&summary, readBack.data(), sizeof(summary));
     checkEdges(summary);
+    std::vector<HeavySegments> made = fillSegmentsOnDevice(
+        requests, starts, readBack.data() + sizeof(build::Summary) / sizeof(unsigned long long), index_,
+        edges_.numNodes, stream_);
+    for (size_t k = 0; k < splits.size(); ++k)
+      built_.splits.emplace_back(splits[k], std::move(made[k]));
     return std::make_unique<DeviceGraph>(finish(summary));
   }
 
@@ -159,6 +177,14 @@ private:
   };
 
   build::Summary *summary() { return typed<build::Summary>(summary_); }
+
+  /// What makes each split of `keys` from the built arrays.
+  std::vector<SegmentRequest> splitRequests(const std::vector<SegmentKey> &keys) {
+    std::vector<SegmentRequest> requests;
+    for (const auto &[direction, threshold, length] : keys)
+      requests.push_back({direction == Direction::In ? &built_.incoming : &built_.outgoing, threshold, length});
+    return requests;
+  }
 
   template <typename Key> Candidates<Key> markCandidates() {
     runtime::DeviceMemory key(static_cast<uint64_t>(count_) * sizeof(Key)), candidate = words(count_);

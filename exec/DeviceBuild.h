@@ -29,7 +29,9 @@ struct DeviceEdges {
 /// before this returns.
 ///
 /// It synchronises `stream` once, at the end, to read back the stored edge
-/// count and the degree statistics (a few dozen numbers), and throws a
+/// count and the degree statistics (a few dozen numbers) with the segment
+/// counts of the heavy-row splits exec/SplitForecast.h forecasts (the
+/// graph comes with those splits made), and throws a
 /// UserError naming the first bad edge (a node id out of range, a
 /// non-finite weight) as graph::Graph::fromEdges does. The index type Auto
 /// picks from the node count and the edges before cleaning plus any added

@@ -31,4 +31,19 @@ struct SegmentRequest {
 std::vector<HeavySegments> segmentsOnDevice(const std::vector<SegmentRequest> &requests, graph::IndexType index,
                                             int64_t rows, cudaStream_t stream);
 
+/// segmentsOnDevice's first half, for a caller that reads the totals back
+/// within a copy of its own (the device build): per request, each row's
+/// first segment and heavy-row index (rows + 1 build::SegmentCount prefix
+/// sums), and its two totals (segments, heavy rows) copied to
+/// deviceTotals[2k] and [2k + 1], on `stream`.
+std::vector<runtime::DeviceMemory> countSegmentsOnDevice(const std::vector<SegmentRequest> &requests,
+                                                         graph::IndexType index, int64_t rows,
+                                                         unsigned long long *deviceTotals, cudaStream_t stream);
+/// The second half, once the totals are on the host (`totals`, two per
+/// request): the segment arrays, queued on `stream` (no synchronisation).
+std::vector<HeavySegments> fillSegmentsOnDevice(const std::vector<SegmentRequest> &requests,
+                                                const std::vector<runtime::DeviceMemory> &starts,
+                                                const unsigned long long *totals, graph::IndexType index,
+                                                int64_t rows, cudaStream_t stream);
+
 } // namespace gnnjit::exec

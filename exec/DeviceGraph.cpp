@@ -1,6 +1,7 @@
 #include "exec/DeviceGraph.h"
 
 #include "exec/DeviceDerived.h"
+#include "exec/SplitForecast.h"
 #include "runtime/CudaCheck.h"
 #include "support/Error.h"
 
@@ -55,10 +56,13 @@ DeviceGraph::DeviceGraph(const graph::Graph &graph) : host_(&graph) {
 }
 
 DeviceGraph::DeviceGraph(DeviceBuilt built)
-    : shape_{built.numNodes, built.numEdges, built.numInputEdges, built.numEdgeIds, built.index, built.weighted},
+    : number_(built.number),
+      shape_{built.numNodes, built.numEdges, built.numInputEdges, built.numEdgeIds, built.index, built.weighted},
       builtStats_(std::make_unique<graph::DegreeStats>(std::move(built.stats))) {
   csrs_.emplace(Direction::In, std::move(built.incoming));
   csrs_.emplace(Direction::Out, std::move(built.outgoing));
+  for (auto &[key, split] : built.splits)
+    segments_.emplace(key, std::move(split));
 }
 
 DeviceGraph::~DeviceGraph() = default;
@@ -207,6 +211,9 @@ const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshol
 void DeviceGraph::prepareSegments(const std::vector<SegmentKey> &keys, cudaStream_t stream) {
   if (host_ != nullptr) // a host graph makes them on the host when first used: no synchronisation to save
     return;
+  for (const auto &[direction, threshold, length] : keys)
+    checkSplit(threshold, length);
+  split_forecast::noteAsked(number_, keys);
   std::vector<SegmentKey> missing;
   for (const SegmentKey &key : keys)
     if (!segments_.contains(key) && std::find(missing.begin(), missing.end(), key) == missing.end())
@@ -214,10 +221,8 @@ void DeviceGraph::prepareSegments(const std::vector<SegmentKey> &keys, cudaStrea
   if (missing.empty())
     return;
   std::vector<SegmentRequest> requests;
-  for (const auto &[direction, threshold, length] : missing) {
-    checkSplit(threshold, length);
+  for (const auto &[direction, threshold, length] : missing)
     requests.push_back({&csrs_.at(direction), threshold, length});
-  }
   std::vector<HeavySegments> made = segmentsOnDevice(requests, indexType(), numNodes(), stream);
   for (size_t k = 0; k < missing.size(); ++k)
     segments_.emplace(missing[k], std::move(made[k]));
@@ -243,7 +248,8 @@ size_t DeviceGraph::deviceBytes() const {
   for (const auto &[n, q] : quantities_)
     bytes += q.bytes();
   for (const auto &[k, s] : segments_)
-    bytes += s.segmentRows.bytes() + s.segmentBegins.bytes() + s.heavyRows.bytes() + s.heavyFirstSegment.bytes();
+    bytes += s.segmentRows.bytes() + s.segmentBegins.bytes() + s.heavyRows.bytes() + s.heavyFirstSegment.bytes() +
+             s.segmentHeavy.bytes();
   for (const auto &[k, c] : cusparse_)
     bytes += c.values.bytes() + c.spmm->workspaceBytes();
   return bytes;

@@ -58,6 +58,9 @@ struct DeviceBuilt {
   bool weighted = false;
   graph::DegreeStats stats;
   DeviceCsrArrays incoming, outgoing;
+  uint64_t number = 0; ///< exec::split_forecast's number for the graph
+  /// Heavy-row splits the build made ahead (split_forecast::forecast).
+  std::vector<std::pair<SegmentKey, HeavySegments>> splits;
 };
 
 class DeviceGraph {
@@ -104,8 +107,11 @@ public:
   const HeavySegments &segments(Direction direction, int64_t threshold, int64_t length, cudaStream_t stream = nullptr);
   /// For a graph built on the device, makes the segments of every key given
   /// that are not made yet with a single synchronisation, so that the
-  /// passes that use them need none. A host graph makes each on the host
-  /// when first used (no synchronisation), so this does nothing for it.
+  /// passes that use them need none, and notes the keys for the next
+  /// graphs' builds (exec/SplitForecast.h: a build makes the splits its
+  /// predecessors were asked for within its own synchronisation). A host
+  /// graph makes each on the host when first used (no synchronisation), so
+  /// this does nothing for it.
   void prepareSegments(const std::vector<SegmentKey> &keys, cudaStream_t stream = nullptr);
   /// How many splits (direction, threshold, length) this graph holds: for tests.
   size_t segmentSplits() const { return segments_.size(); }
@@ -133,6 +139,7 @@ private:
   runtime::DeviceBuffer<float> derivedQuantity(std::string_view name, cudaStream_t stream) const;
 
   const graph::Graph *host_ = nullptr; ///< null: built on the device
+  uint64_t number_ = 0;                ///< of a graph built on the device: split_forecast's number
   Shape shape_;
   std::unique_ptr<graph::DegreeStats> builtStats_; ///< of a graph built on the device
   std::map<Direction, CsrOnDevice> csrs_;

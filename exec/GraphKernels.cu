@@ -155,9 +155,20 @@ cudaError_t exclusiveSum(void *temp, size_t &tempBytes, const uint32_t *in, uint
   return cub::DeviceScan::ExclusiveSum(temp, tempBytes, in, out, count, stream);
 }
 
-cudaError_t exclusiveSum(void *temp, size_t &tempBytes, const unsigned long long *in, unsigned long long *out,
-                         uint32_t count, cudaStream_t stream) {
-  return cub::DeviceScan::ExclusiveSum(temp, tempBytes, in, out, count, stream);
+namespace {
+
+/// Adds segment counts field by field (CUB's scan operator).
+struct AddCounts {
+  __host__ __device__ SegmentCount operator()(const SegmentCount &a, const SegmentCount &b) const {
+    return {a.segments + b.segments, a.heavy + b.heavy};
+  }
+};
+
+} // namespace
+
+cudaError_t exclusiveSum(void *temp, size_t &tempBytes, const SegmentCount *in, SegmentCount *out, uint32_t count,
+                         cudaStream_t stream) {
+  return cub::DeviceScan::ExclusiveScan(temp, tempBytes, in, out, AddCounts{}, SegmentCount{0, 0}, count, stream);
 }
 
 template <typename Index>
@@ -169,25 +180,25 @@ template cudaError_t rowDegrees<int64_t>(const int64_t *, const float *, uint32_
 
 template <typename Index>
 cudaError_t countSegments(const Index *offsets, uint32_t rows, long long threshold, long long length,
-                          unsigned long long *segmentsOf, unsigned long long *heavy, cudaStream_t stream) {
-  return launch(kernels::countSegments<Index>, rows, stream, offsets, rows, threshold, length, segmentsOf, heavy);
+                          SegmentCount *counts, cudaStream_t stream) {
+  return launch(kernels::countSegments<Index>, static_cast<uint64_t>(rows) + 1, stream, offsets, rows, threshold,
+                length, counts);
 }
-template cudaError_t countSegments<int32_t>(const int32_t *, uint32_t, long long, long long, unsigned long long *,
-                                            unsigned long long *, cudaStream_t);
-template cudaError_t countSegments<int64_t>(const int64_t *, uint32_t, long long, long long, unsigned long long *,
-                                            unsigned long long *, cudaStream_t);
+template cudaError_t countSegments<int32_t>(const int32_t *, uint32_t, long long, long long, SegmentCount *,
+                                            cudaStream_t);
+template cudaError_t countSegments<int64_t>(const int64_t *, uint32_t, long long, long long, SegmentCount *,
+                                            cudaStream_t);
 
 template <typename Index>
 cudaError_t fillSegments(const Index *offsets, uint32_t rows, long long threshold, long long length,
-                         const unsigned long long *firstSegment, const unsigned long long *heavyIndex,
-                         const SegmentArrays &out, cudaStream_t stream) {
-  return launch(kernels::fillSegments<Index>, rows, stream, offsets, rows, threshold, length, firstSegment,
-                heavyIndex, static_cast<Index *>(out.segmentRows), out.segmentBegins, out.segmentHeavy,
+                         const SegmentCount *starts, const SegmentArrays &out, cudaStream_t stream) {
+  return launch(kernels::fillSegments<Index>, static_cast<uint64_t>(rows) + 1, stream, offsets, rows, threshold,
+                length, starts, static_cast<Index *>(out.segmentRows), out.segmentBegins, out.segmentHeavy,
                 static_cast<Index *>(out.heavyRows), out.heavyFirstSegment);
 }
-template cudaError_t fillSegments<int32_t>(const int32_t *, uint32_t, long long, long long, const unsigned long long *,
-                                           const unsigned long long *, const SegmentArrays &, cudaStream_t);
-template cudaError_t fillSegments<int64_t>(const int64_t *, uint32_t, long long, long long, const unsigned long long *,
-                                           const unsigned long long *, const SegmentArrays &, cudaStream_t);
+template cudaError_t fillSegments<int32_t>(const int32_t *, uint32_t, long long, long long, const SegmentCount *,
+                                           const SegmentArrays &, cudaStream_t);
+template cudaError_t fillSegments<int64_t>(const int64_t *, uint32_t, long long, long long, const SegmentCount *,
+                                           const SegmentArrays &, cudaStream_t);
 
 } // namespace gnnjit::exec::build

@@ -96,23 +96,29 @@ cudaError_t sortKeys(void *temp, size_t &tempBytes, uint64_t *const keys[2], int
                      cudaStream_t stream);
 cudaError_t exclusiveSum(void *temp, size_t &tempBytes, const uint32_t *in, uint32_t *out, uint32_t count,
                          cudaStream_t stream);
-cudaError_t exclusiveSum(void *temp, size_t &tempBytes, const unsigned long long *in, unsigned long long *out,
-                         uint32_t count, cudaStream_t stream);
 
 // What a graph built on the device derives later (exec/DeviceDerived.cpp).
 template <typename Index>
 cudaError_t rowDegrees(const Index *offsets, const float *weights, uint32_t rows, float *out, cudaStream_t stream);
+/// A row's segments and whether it is heavy; scanned, those of the rows
+/// before it (its first segment and its heavy-row index).
+struct SegmentCount {
+  unsigned long long segments, heavy;
+};
+/// counts[r] for each of `rows` rows, and counts[rows] = {0, 0}.
 template <typename Index>
 cudaError_t countSegments(const Index *offsets, uint32_t rows, long long threshold, long long length,
-                          unsigned long long *segmentsOf, unsigned long long *heavy, cudaStream_t stream);
-/// Where fillSegments writes.
+                          SegmentCount *counts, cudaStream_t stream);
+/// Exclusive prefix sums of `count` segment counts (both fields at once).
+cudaError_t exclusiveSum(void *temp, size_t &tempBytes, const SegmentCount *in, SegmentCount *out, uint32_t count,
+                         cudaStream_t stream);
+/// The segment arrays of every heavy row, from the scanned counts.
 struct SegmentArrays {
   void *segmentRows, *heavyRows; ///< Index
   long long *segmentBegins, *segmentHeavy, *heavyFirstSegment;
 };
 template <typename Index>
 cudaError_t fillSegments(const Index *offsets, uint32_t rows, long long threshold, long long length,
-                         const unsigned long long *firstSegment, const unsigned long long *heavyIndex,
-                         const SegmentArrays &out, cudaStream_t stream);
+                         const SegmentCount *starts, const SegmentArrays &out, cudaStream_t stream);
 
 } // namespace gnnjit::exec::build

@@ -3,6 +3,8 @@
 // rows' segments, laid out as the host computes them (exec/DeviceGraph.cpp).
 #pragma once
 
+#include "exec/GraphKernels.h"
+
 #include <cstdint>
 
 namespace gnnjit::exec::build::kernels {
@@ -26,37 +28,45 @@ __global__ void rowDegrees(const Index *offsets, const float *weights, uint32_t 
 }
 
 /// Per row: its segment count (rows of more than `threshold` edges, in
-/// segments of `length`) and whether it is heavy. Entry `rows` is left 0, so
-/// an exclusive scan over rows + 1 entries ends with the totals.
+/// segments of `length`) and whether it is heavy. Entry `rows` is written 0,
+/// so an exclusive scan over rows + 1 entries ends with the totals.
 template <typename Index>
 __global__ void countSegments(const Index *offsets, uint32_t rows, long long threshold, long long length,
-                              unsigned long long *segmentsOf, unsigned long long *heavy) {
+                              SegmentCount *counts) {
   const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= rows)
+  if (r > rows)
     return;
+  if (r == rows) {
+    counts[r] = {0, 0};
+    return;
+  }
   const long long degree = static_cast<long long>(offsets[r + 1] - offsets[r]);
   const bool isHeavy = degree > threshold;
-  segmentsOf[r] = isHeavy ? static_cast<unsigned long long>((degree + length - 1) / length) : 0;
-  heavy[r] = isHeavy ? 1 : 0;
+  counts[r] = {isHeavy ? static_cast<unsigned long long>((degree + length - 1) / length) : 0ull, isHeavy ? 1ull : 0ull};
 }
 
-/// Writes every heavy row's segments from the scanned counts: the segment's
-/// row, first edge and heavy-row index; the heavy row and its first segment.
+/// Writes every heavy row's segments from the scanned counts (`starts`,
+/// rows + 1 entries): the segment's row, first edge and heavy-row index; the
+/// heavy row and its first segment. Thread `rows` closes the last heavy
+/// row's segments with the segment total.
 template <typename Index>
 __global__ void fillSegments(const Index *offsets, uint32_t rows, long long threshold, long long length,
-                             const unsigned long long *firstSegment, const unsigned long long *heavyIndex,
-                             Index *segmentRows, long long *segmentBegins, long long *segmentHeavy, Index *heavyRows,
-                             long long *heavyFirstSegment) {
+                             const SegmentCount *starts, Index *segmentRows, long long *segmentBegins,
+                             long long *segmentHeavy, Index *heavyRows, long long *heavyFirstSegment) {
   const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= rows)
+  if (r > rows)
     return;
+  if (r == rows) {
+    heavyFirstSegment[starts[rows].heavy] = static_cast<long long>(starts[rows].segments);
+    return;
+  }
   const long long begin = static_cast<long long>(offsets[r]), end = static_cast<long long>(offsets[r + 1]);
   if (end - begin <= threshold)
     return;
-  const unsigned long long h = heavyIndex[r];
+  const unsigned long long h = starts[r].heavy;
   heavyRows[h] = static_cast<Index>(r);
-  heavyFirstSegment[h] = static_cast<long long>(firstSegment[r]);
-  unsigned long long s = firstSegment[r];
+  heavyFirstSegment[h] = static_cast<long long>(starts[r].segments);
+  unsigned long long s = starts[r].segments;
   for (long long p = begin; p < end; p += length, ++s) {
     segmentRows[s] = static_cast<Index>(r);
     segmentBegins[s] = p;

@@ -13,6 +13,7 @@
 #include "exec/DeviceBuild.h"
 #include "exec/DeviceGraph.h"
 #include "exec/LayerRunner.h"
+#include "exec/SplitForecast.h"
 #include "lower/Pipeline.h"
 #include "runtime/CudaCheck.h"
 #include "runtime/Device.h"
@@ -339,6 +340,9 @@ void registerCuda(nb::module_ &m) {
   m.def(
       "device_memory_in_use", [] { return runtime::deviceMemoryUse().live; },
       "bytes of device memory gnnjit holds now (graphs' arrays, runners' scratch)");
+  m.def("forget_split_forecast", &exec::split_forecast::forget,
+        "Forgets which heavy-row splits earlier graphs built on the GPU were asked for, so that the next build "
+        "makes none ahead (for tests that count splits)");
 
   nb::class_<PyDeviceGraph>(m, "DeviceGraph",
                             "A graph's arrays on one CUDA device: uploaded from a gnnjit.Graph as layers need them, "

@@ -10,7 +10,7 @@ pyg = needs.module("torch_geometric.nn")
 
 import gnnjit  # noqa: E402
 import gnnjit.nn  # noqa: E402
-from gnnjit import _layer_cache  # noqa: E402
+from gnnjit import _core, _layer_cache  # noqa: E402
 from gnnjit.graphs import GraphCache, build_graph  # noqa: E402
 
 needs.cuda_device(torch.cuda.is_available() and gnnjit._core.cuda_available())
@@ -138,6 +138,7 @@ def test_inference_makes_only_the_forwards_heavy_row_splits():
     x = torch.randn(2000, 16, device="cuda", requires_grad=True)
     splits, outs = [], []
     for grad in (False, True):
+        _core.forget_split_forecast()  # else the build makes the splits earlier graphs were asked for
         graph = edge_index.clone()  # a new graph, built on the device
         with torch.set_grad_enabled(grad):
             outs.append(conv(x, graph))
@@ -146,6 +147,31 @@ def test_inference_makes_only_the_forwards_heavy_row_splits():
         splits.append(entry.device_graph(0).segment_splits)
     assert 0 < splits[0] < splits[1], splits
     torch.testing.assert_close(outs[0], outs[1].detach(), rtol=0, atol=0)
+
+
+def test_a_new_graph_comes_with_the_splits_its_predecessor_was_asked_for():
+    """A new edge_index every training step: the build makes the heavy-row splits the previous graph's layer asked
+    for, in the build's own read-back, so the layer's first pass on the new graph makes none (and the results are
+    those of a graph whose splits the layer made)."""
+    torch.manual_seed(2)
+    conv = gnnjit.nn.GATv2Conv(16, 8, heads=2).cuda()
+    edge_index, _ = awkward_edges(n=2000, e=40000)
+    x = torch.randn(2000, 16, device="cuda", requires_grad=True)
+    _core.forget_split_forecast()
+    results, splits = [], []
+    for _ in range(2):
+        graph = edge_index.clone()  # a new graph each step, built on the device
+        entry = _layer_cache.default_cache.entry(graph, 2000, None, "replace")
+        splits.append(entry.device_graph(0).segment_splits)  # made by the build, before any pass
+        x.grad = None
+        out = conv(x, graph)
+        out.square().sum().backward()
+        splits.append(entry.device_graph(0).segment_splits)  # after a forward and a backward
+        results.append((out.detach(), x.grad.clone()))
+    assert splits[0] == 0 and splits[1] > 0, splits  # nothing forecast for the first graph
+    assert splits[2] == splits[1] == splits[3], splits  # the second came with every split it was asked for
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
 
 
 def test_device_build_runs_on_torch_current_stream():

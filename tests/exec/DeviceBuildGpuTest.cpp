@@ -13,6 +13,7 @@
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
 #include "exec/RandomInputs.h"
+#include "exec/SplitForecast.h"
 #include "exec/StepLauncher.h"
 #include "graph/DegreeStats.h"
 #include "graph/generate/GeneratorSpec.h"
@@ -24,6 +25,7 @@
 #include "runtime/DeviceBuffer.h"
 
 #include <doctest/doctest.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -405,6 +407,7 @@ TEST_CASE("a forward no backward follows makes only its own heavy-row splits on 
   std::map<std::string, std::vector<uint64_t>> firstGradients; // bit patterns, of the run without the backward's splits
   for (bool follows : {false, true}) {
     INFO("backward follows: " << follows);
+    exec::split_forecast::forget(); // else the build makes the splits earlier graphs were asked for
     std::unique_ptr<exec::DeviceGraph> built = exec::buildOnDevice(u.view, build, nullptr);
     autotune::ProgramCache programs(lowered);
     const autotune::GraphFacts facts = autotune::graphFacts(built->stats(), built->indexType(), built->hasWeights());
@@ -429,4 +432,43 @@ TEST_CASE("a forward no backward follows makes only its own heavy-row splits on 
         CHECK(bits == firstGradients.at(name));
     }
   }
+}
+
+TEST_CASE("a graph built on the device comes with the splits the graphs before it were asked for") {
+  if (!haveGpu())
+    return;
+  layers::LayerOptions options;
+  options.dim = 12;
+  options.heads = 2;
+  const lower::LoweredLayer lowered = lower::lowerLayer(layers::buildLayer("gatv2", options));
+  graph::EdgeList input = awkwardGraph(false);
+  graph::BuildOptions build;
+  build.selfLoops = graph::SelfLoops::Replace;
+  const graph::Graph host = graph::Graph::fromEdges(input, build);
+  const UploadedEdges u = upload(input, graph::IndexType::Int64);
+  PassInputs inputs(lowered, host, 7);
+  const autotune::RuleOptions rule = autotune::forDeviceBuiltGraph({});
+  exec::split_forecast::forget();
+  std::vector<size_t> splits; // per graph: after the build, then after a forward and a backward
+  std::vector<std::map<std::string, std::vector<uint64_t>>> results(2);
+  for (int k = 0; k < 2; ++k) {
+    std::unique_ptr<exec::DeviceGraph> built = exec::buildOnDevice(u.view, build, nullptr);
+    splits.push_back(built->segmentSplits());
+    autotune::ProgramCache programs(lowered);
+    const autotune::GraphFacts facts = autotune::graphFacts(built->stats(), built->indexType(), built->hasWeights());
+    exec::LayerRunner runner(lowered, *built, autotune::rulePrograms(programs, facts, rule));
+    for (const auto &[name, t] : runner.forward(inputs.forward.views()))
+      results[k][name] = valueBits(exec::download(t).values);
+    for (const auto &[name, t] : runner.backward(inputs.backward.views()))
+      results[k]["d " + name] = valueBits(exec::download(t).values);
+    splits.push_back(built->segmentSplits());
+  }
+  INFO("splits after each build and after its passes: " << fmt::format("{}", fmt::join(splits, ", ")));
+  CHECK(splits[0] == 0);           // nothing was asked before the first graph
+  REQUIRE(splits[1] > 0);          // else this test shows nothing
+  CHECK(splits[2] == splits[1]);   // the second graph came with every split the first was asked for
+  CHECK(splits[3] == splits[1]);   // and its passes made none
+  CHECK(results[0] == results[1]); // splits made by the build serve as those made by the passes, bit for bit
+  exec::split_forecast::forget();
+  CHECK(exec::buildOnDevice(u.view, build, nullptr)->segmentSplits() == 0);
 }
