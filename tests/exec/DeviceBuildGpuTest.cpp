@@ -384,22 +384,41 @@ TEST_CASE("layers give the same results on a graph built on the device") {
   }
 }
 
+/// GATv2 (12 wide, 2 heads; its backward splits the outgoing rows too,
+/// which its forward never reads) on the awkward graph without weights,
+/// loops replaced, its edges uploaded with ids of `ids`; inputs from `seed`.
+struct SplitsCase {
+  const lower::LoweredLayer lowered = gatv2();
+  const graph::EdgeList input = unweighted(awkwardGraph(true));
+  const graph::BuildOptions build = replacingLoops();
+  const graph::Graph host = graph::Graph::fromEdges(input, build);
+  const UploadedEdges u;
+  PassInputs inputs;
+  const autotune::RuleOptions rule = autotune::forDeviceBuiltGraph({});
+
+  SplitsCase(graph::IndexType ids, uint64_t seed) : u(upload(input, ids)), inputs(lowered, host, seed) {}
+
+  static lower::LoweredLayer gatv2() {
+    layers::LayerOptions options;
+    options.dim = 12;
+    options.heads = 2;
+    return lower::lowerLayer(layers::buildLayer("gatv2", options));
+  }
+  static graph::EdgeList unweighted(graph::EdgeList edges) {
+    edges.weight.clear();
+    return edges;
+  }
+  static graph::BuildOptions replacingLoops() {
+    graph::BuildOptions build;
+    build.selfLoops = graph::SelfLoops::Replace;
+    return build;
+  }
+};
+
 TEST_CASE("a forward no backward follows makes only its own heavy-row splits on a graph built on the device") {
   if (!haveGpu())
     return;
-  // GATv2's backward splits the outgoing rows too, which its forward never reads.
-  layers::LayerOptions options;
-  options.dim = 12;
-  options.heads = 2;
-  const lower::LoweredLayer lowered = lower::lowerLayer(layers::buildLayer("gatv2", options));
-  graph::EdgeList input = awkwardGraph(true);
-  input.weight.clear();
-  graph::BuildOptions build;
-  build.selfLoops = graph::SelfLoops::Replace;
-  const graph::Graph host = graph::Graph::fromEdges(input, build);
-  const UploadedEdges u = upload(input, graph::IndexType::Int32);
-  PassInputs inputs(lowered, host, 5);
-  const autotune::RuleOptions rule = autotune::forDeviceBuiltGraph({});
+  const SplitsCase c(graph::IndexType::Int32, 5);
   const auto distinct = [](std::vector<exec::SegmentKey> keys) {
     std::sort(keys.begin(), keys.end());
     return static_cast<size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
@@ -408,20 +427,20 @@ TEST_CASE("a forward no backward follows makes only its own heavy-row splits on 
   for (bool follows : {false, true}) {
     INFO("backward follows: " << follows);
     exec::split_forecast::forget(); // else the build makes the splits earlier graphs were asked for
-    std::unique_ptr<exec::DeviceGraph> built = exec::buildOnDevice(u.view, build, nullptr);
-    autotune::ProgramCache programs(lowered);
+    std::unique_ptr<exec::DeviceGraph> built = exec::buildOnDevice(c.u.view, c.build, nullptr);
+    autotune::ProgramCache programs(c.lowered);
     const autotune::GraphFacts facts = autotune::graphFacts(built->stats(), built->indexType(), built->hasWeights());
-    exec::LayerRunner runner(lowered, *built, autotune::rulePrograms(programs, facts, rule));
+    exec::LayerRunner runner(c.lowered, *built, autotune::rulePrograms(programs, facts, c.rule));
     const std::vector<exec::SegmentKey> forwardKeys = exec::segmentKeysOf(runner.program(lower::Pass::Forward).plan);
     std::vector<exec::SegmentKey> allKeys = forwardKeys;
     for (const exec::SegmentKey &key : exec::segmentKeysOf(runner.program(lower::Pass::Backward).plan))
       allKeys.push_back(key);
     REQUIRE(distinct(allKeys) > distinct(forwardKeys)); // else this test shows nothing
     runner.setBackwardFollows(follows);
-    runner.forward(inputs.forward.views());
+    runner.forward(c.inputs.forward.views());
     CHECK(built->segmentSplits() == (follows ? distinct(allKeys) : distinct(forwardKeys)));
     // A backward after all makes the splits it lacks, and gives the same gradients either way.
-    const exec::DeviceTensors &grads = runner.backward(inputs.backward.views());
+    const exec::DeviceTensors &grads = runner.backward(c.inputs.backward.views());
     CHECK(built->segmentSplits() == distinct(allKeys));
     for (const auto &[name, t] : grads) {
       INFO(name);
@@ -437,29 +456,19 @@ TEST_CASE("a forward no backward follows makes only its own heavy-row splits on 
 TEST_CASE("a graph built on the device comes with the splits the graphs before it were asked for") {
   if (!haveGpu())
     return;
-  layers::LayerOptions options;
-  options.dim = 12;
-  options.heads = 2;
-  const lower::LoweredLayer lowered = lower::lowerLayer(layers::buildLayer("gatv2", options));
-  graph::EdgeList input = awkwardGraph(false);
-  graph::BuildOptions build;
-  build.selfLoops = graph::SelfLoops::Replace;
-  const graph::Graph host = graph::Graph::fromEdges(input, build);
-  const UploadedEdges u = upload(input, graph::IndexType::Int64);
-  PassInputs inputs(lowered, host, 7);
-  const autotune::RuleOptions rule = autotune::forDeviceBuiltGraph({});
+  const SplitsCase c(graph::IndexType::Int64, 7);
   exec::split_forecast::forget();
   std::vector<size_t> splits; // per graph: after the build, then after a forward and a backward
   std::vector<std::map<std::string, std::vector<uint64_t>>> results(2);
   for (int k = 0; k < 2; ++k) {
-    std::unique_ptr<exec::DeviceGraph> built = exec::buildOnDevice(u.view, build, nullptr);
+    std::unique_ptr<exec::DeviceGraph> built = exec::buildOnDevice(c.u.view, c.build, nullptr);
     splits.push_back(built->segmentSplits());
-    autotune::ProgramCache programs(lowered);
+    autotune::ProgramCache programs(c.lowered);
     const autotune::GraphFacts facts = autotune::graphFacts(built->stats(), built->indexType(), built->hasWeights());
-    exec::LayerRunner runner(lowered, *built, autotune::rulePrograms(programs, facts, rule));
-    for (const auto &[name, t] : runner.forward(inputs.forward.views()))
+    exec::LayerRunner runner(c.lowered, *built, autotune::rulePrograms(programs, facts, c.rule));
+    for (const auto &[name, t] : runner.forward(c.inputs.forward.views()))
       results[k][name] = valueBits(exec::download(t).values);
-    for (const auto &[name, t] : runner.backward(inputs.backward.views()))
+    for (const auto &[name, t] : runner.backward(c.inputs.backward.views()))
       results[k]["d " + name] = valueBits(exec::download(t).values);
     splits.push_back(built->segmentSplits());
   }
@@ -470,5 +479,5 @@ TEST_CASE("a graph built on the device comes with the splits the graphs before i
   CHECK(splits[3] == splits[1]);   // and its passes made none
   CHECK(results[0] == results[1]); // splits made by the build serve as those made by the passes, bit for bit
   exec::split_forecast::forget();
-  CHECK(exec::buildOnDevice(u.view, build, nullptr)->segmentSplits() == 0);
+  CHECK(exec::buildOnDevice(c.u.view, c.build, nullptr)->segmentSplits() == 0);
 }
