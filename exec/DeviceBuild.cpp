@@ -141,28 +141,16 @@ public:
     // The summary, then two totals per forecast split: one copy reads all back.
     summary_ = runtime::DeviceMemory(sizeof(build::Summary) + 2 * splits.size() * sizeof(unsigned long long));
     GNNJIT_CUDA_CHECK(cudaMemsetAsync(summary_.data(), 0, sizeof(build::Summary), stream_));
-    // One sort orders the candidates by their whole key: 32-bit keys where
-    // the row (up to the drop key numNodes) and the source fit together.
-    const bool key64 = srcBits_ + bitsFor(numNodes_) > 32;
-    if (index_ == graph::IndexType::Int32)
-      key64 ? emit<int32_t, uint64_t>() : emit<int32_t, uint32_t>();
-    else
-      key64 ? emit<int64_t, uint64_t>() : emit<int64_t, uint32_t>();
+    emitGraph();
     const std::vector<SegmentRequest> requests = splitRequests(splits);
-    auto *deviceTotals = reinterpret_cast<unsigned long long *>(typed<char>(summary_) + sizeof(build::Summary));
     const std::vector<runtime::DeviceMemory> starts =
-        countSegmentsOnDevice(requests, index_, edges_.numNodes, deviceTotals, stream_);
-    static_assert(sizeof(build::Summary) % sizeof(unsigned long long) == 0);
-    std::vector<unsigned long long> readBack(summary_.bytes() / sizeof(unsigned long long));
-    GNNJIT_CUDA_CHECK(
-        cudaMemcpyAsync(readBack.data(), summary_.data(), summary_.bytes(), cudaMemcpyDeviceToHost, stream_));
-    GNNJIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        countSegmentsOnDevice(requests, index_, edges_.numNodes, splitTotals(), stream_);
+    const std::vector<unsigned long long> readBack = readBackSummary();
     build::Summary summary{};
     std::memcpy(&summary, readBack.data(), sizeof(summary));
     checkEdges(summary);
-    std::vector<HeavySegments> made = fillSegmentsOnDevice(
-        requests, starts, readBack.data() + sizeof(build::Summary) / sizeof(unsigned long long), index_,
-        edges_.numNodes, stream_);
+    std::vector<HeavySegments> made =
+        fillSegmentsOnDevice(requests, starts, readBack.data() + kSummaryWords, index_, edges_.numNodes, stream_);
     for (size_t k = 0; k < splits.size(); ++k)
       built_.splits.emplace_back(splits[k], std::move(made[k]));
     return std::make_unique<DeviceGraph>(finish(summary));
@@ -176,7 +164,32 @@ private:
     runtime::DeviceMemory addedRank, lastLoop;
   };
 
+  static constexpr size_t kSummaryWords = sizeof(build::Summary) / sizeof(unsigned long long);
+  static_assert(sizeof(build::Summary) % sizeof(unsigned long long) == 0);
+
   build::Summary *summary() { return typed<build::Summary>(summary_); }
+  /// Where the forecast splits' totals go: after the summary.
+  unsigned long long *splitTotals() { return typed<unsigned long long>(summary_) + kSummaryWords; }
+
+  /// Both CSRs, sorting candidates under 32-bit keys where the row (up to
+  /// the drop key numNodes) and the source fit together.
+  void emitGraph() {
+    const bool key64 = srcBits_ + bitsFor(numNodes_) > 32;
+    if (index_ == graph::IndexType::Int32)
+      key64 ? emit<int32_t, uint64_t>() : emit<int32_t, uint32_t>();
+    else
+      key64 ? emit<int64_t, uint64_t>() : emit<int64_t, uint32_t>();
+  }
+
+  /// The summary and the split totals after it, once the stream has made
+  /// them: the build's one synchronisation.
+  std::vector<unsigned long long> readBackSummary() {
+    std::vector<unsigned long long> read(summary_.bytes() / sizeof(unsigned long long));
+    GNNJIT_CUDA_CHECK(
+        cudaMemcpyAsync(read.data(), summary_.data(), summary_.bytes(), cudaMemcpyDeviceToHost, stream_));
+    GNNJIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return read;
+  }
 
   /// What makes each split of `keys` from the built arrays.
   std::vector<SegmentRequest> splitRequests(const std::vector<SegmentKey> &keys) {

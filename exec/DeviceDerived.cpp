@@ -25,7 +25,8 @@ runtime::DeviceMemory countSegmentsOf(const SegmentRequest &request, uint32_t ro
   const auto *offsets = static_cast<const Index *>(request.csr->offsets.data());
   const size_t entries = static_cast<size_t>(rows) + 1;
   runtime::DeviceMemory counts(entries * sizeof(build::SegmentCount)), starts(counts.bytes());
-  auto *in = static_cast<build::SegmentCount *>(counts.data()), *out = static_cast<build::SegmentCount *>(starts.data());
+  auto *in = static_cast<build::SegmentCount *>(counts.data());
+  auto *out = static_cast<build::SegmentCount *>(starts.data());
   GNNJIT_CUDA_CHECK(build::countSegments<Index>(offsets, rows, request.threshold, request.length, in, stream));
   runCub([&](void *temp, size_t &bytes) { return build::exclusiveSum(temp, bytes, in, out, rows + 1, stream); },
          "the segments' prefix sums (cub::DeviceScan)");

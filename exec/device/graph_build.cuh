@@ -28,7 +28,8 @@ template <typename T> __device__ inline T warpSum(T v) {
 /// Adds each v[k] to *totals[k] once per block (one atomic per total, not
 /// one per warp: thousands of warps adding to one address serialise). Every
 /// thread of the block must call it, with 0 where it has nothing.
-template <int K> __device__ inline void addPerBlock(unsigned long long *const (&totals)[K], unsigned long long (&v)[K]) {
+template <int K>
+__device__ inline void addPerBlock(unsigned long long *const (&totals)[K], unsigned long long (&v)[K]) {
   __shared__ unsigned long long partial[K][32];
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
   for (int k = 0; k < K; ++k) {
@@ -54,7 +55,9 @@ template <typename Key> __device__ inline Key edgeKey(uint32_t row, uint32_t col
 
 /// Records input edge c as a bad one: the summary keeps the lowest, as the
 /// complement under atomicMax (so a zeroed summary means none).
-__device__ inline void noteBad(unsigned long long *worst, uint32_t c) { atomicMax(worst, ~static_cast<unsigned long long>(c)); }
+__device__ inline void noteBad(unsigned long long *worst, uint32_t c) {
+  atomicMax(worst, ~static_cast<unsigned long long>(c));
+}
 
 /// Input edge c: checks its ids and weight, and writes its sort key and its
 /// candidate index. Dropped loops record, for add-remaining with weights,
@@ -118,7 +121,8 @@ __device__ inline void writeOffsets(long long row, long long previous, uint32_t 
 
 /// Row pointers from 32-bit keys sorted ascending (the drop key numRows last).
 template <typename Index>
-__device__ inline void writeOffsets(const uint32_t *keys, uint32_t p, uint32_t count, uint32_t numRows, Index *offsets) {
+__device__ inline void writeOffsets(const uint32_t *keys, uint32_t p, uint32_t count, uint32_t numRows,
+                                    Index *offsets) {
   writeOffsets(static_cast<long long>(keys[p]), p == 0 ? -1 : static_cast<long long>(keys[p - 1]), p, count, numRows,
                offsets);
 }
