@@ -141,7 +141,9 @@ __global__ void emitIncoming(const Key *keys, const uint32_t *order, int srcBits
                              Summary *summary) {
   const Key sourceMask = (static_cast<Key>(1) << srcBits) - 1;
   unsigned long long sums[2] = {0, 0}; // loops, span
-  for (uint32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < count; p += gridDim.x * blockDim.x) {
+  // A 64-bit index: near 2^32 candidates, a 32-bit one would wrap past the end and start over.
+  for (uint64_t next = blockIdx.x * blockDim.x + threadIdx.x; next < count; next += gridDim.x * blockDim.x) {
+    const auto p = static_cast<uint32_t>(next);
     const Key key = keys[p];
     const uint32_t r = static_cast<uint32_t>(key >> srcBits), s = static_cast<uint32_t>(key & sourceMask);
     writeOffsets(static_cast<long long>(r), p == 0 ? -1 : static_cast<long long>(keys[p - 1] >> srcBits), p, count,
@@ -206,7 +208,8 @@ template <typename Index>
 __global__ void degreeSums(const Index *inOffsets, const Index *inIndices, const Index *outOffsets, uint32_t numNodes,
                            int degreeBits, uint64_t *degreeKeys, Summary *summary) {
   unsigned long long sums[3] = {0, 0, 0}; // in squares, out squares, isolated
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < numNodes; i += gridDim.x * blockDim.x) {
+  for (uint64_t next = blockIdx.x * blockDim.x + threadIdx.x; next < numNodes; next += gridDim.x * blockDim.x) {
+    const auto i = static_cast<uint32_t>(next);
     const Index begin = inOffsets[i], end = inOffsets[i + 1];
     const auto in = static_cast<unsigned long long>(end - begin);
     const auto out = static_cast<unsigned long long>(outOffsets[i + 1] - outOffsets[i]);
