@@ -14,7 +14,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-venv=${GNNJIT_PYTHON_VENV:-$(mktemp -d)/venv}
+if [[ -n ${GNNJIT_PYTHON_VENV:-} ]]; then
+  venv=$GNNJIT_PYTHON_VENV
+else # a temporary one (torch and PyG: some 5 GB), removed however the run ends
+  scratch=$(mktemp -d)
+  trap 'rm -rf "$scratch"' EXIT
+  venv=$scratch/venv
+fi
 python3 -m venv "$venv"
 py=$venv/bin/python
 
