@@ -33,7 +33,6 @@ of gnnjit's index type), and the memory the result holds.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 import time
@@ -61,6 +60,7 @@ from bench_torch import (  # noqa: E402  (the loaders, layers and measurements o
     print_columns,
     random_features,
     ratio,
+    release_graphs,
     synchronize,
 )
 
@@ -332,14 +332,6 @@ def time_builds(build, edge_index, num_nodes, reps, device) -> dict:
     warm = sorted(times[1:])
     return dict(cold_ms=times[0], ms=warm[len(warm) // 2], peak_MiB=max(peaks) if peaks else None,
                 held_MiB=max(held) if held else None)
-
-
-def release_graphs() -> None:
-    """Drops the graphs gnnjit cached (each holds its edge_index), keeping the device allocator's cache."""
-    cache = getattr(sys.modules.get("gnnjit.graphs"), "default_cache", None)
-    if cache is not None:
-        cache.clear()
-    gc.collect()
 
 
 def csr_mib(num_nodes: int, num_edges: int) -> float:

@@ -166,11 +166,17 @@ def first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
 
 
-def free_memory(device: torch.device) -> None:
+def release_graphs() -> None:
+    """Drops the graphs gnnjit built for earlier cases (each holds its edge_index), keeping the device allocator's
+    cache."""
     cache = getattr(sys.modules.get("gnnjit.graphs"), "default_cache", None)
     if cache is not None:
-        cache.clear()  # graphs gnnjit built for earlier cases (they hold their edge_index)
+        cache.clear()
     gc.collect()
+
+
+def free_memory(device: torch.device) -> None:
+    release_graphs()
     if device.type == "cuda":
         torch.cuda.empty_cache()
 
