@@ -211,9 +211,19 @@ const HeavySegments &DeviceGraph::segments(Direction direction, int64_t threshol
 void DeviceGraph::prepareSegments(const std::vector<SegmentKey> &keys, cudaStream_t stream) {
   if (host_ != nullptr) // a host graph makes them on the host when first used: no synchronisation to save
     return;
-  for (const auto &[direction, threshold, length] : keys)
-    checkSplit(threshold, length);
-  split_forecast::noteAsked(number_, keys);
+  // Keys this graph was not asked for before: checked, and noted for the
+  // next builds' forecast once (every pass asks again; a note is per graph).
+  std::vector<SegmentKey> firstAsked;
+  for (const SegmentKey &key : keys)
+    if (std::find(asked_.begin(), asked_.end(), key) == asked_.end() &&
+        std::find(firstAsked.begin(), firstAsked.end(), key) == firstAsked.end()) {
+      checkSplit(std::get<1>(key), std::get<2>(key));
+      firstAsked.push_back(key);
+    }
+  if (!firstAsked.empty()) {
+    split_forecast::noteAsked(number_, firstAsked);
+    asked_.insert(asked_.end(), firstAsked.begin(), firstAsked.end());
+  }
   std::vector<SegmentKey> missing;
   for (const SegmentKey &key : keys)
     if (!segments_.contains(key) && std::find(missing.begin(), missing.end(), key) == missing.end())

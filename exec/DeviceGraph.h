@@ -140,6 +140,7 @@ private:
 
   const graph::Graph *host_ = nullptr; ///< null: built on the device
   uint64_t number_ = 0;                ///< of a graph built on the device: split_forecast's number
+  std::vector<SegmentKey> asked_;      ///< splits prepareSegments was asked for (and noted) so far
   Shape shape_;
   std::unique_ptr<graph::DegreeStats> builtStats_; ///< of a graph built on the device
   std::map<Direction, CsrOnDevice> csrs_;
