@@ -133,7 +133,8 @@ public:
         adds_(graph::addsSelfLoops(options.selfLoops)), count_(numEdges_ + (adds_ ? numNodes_ : 0)),
         weighted_(graph::buildsWeights(edges.weights != nullptr, options)), loopWeight_(options.loopWeight),
         index_(chooseIndex(options.index, edges.numNodes, static_cast<int64_t>(count_))),
-        srcBits_(bitsFor(numNodes_ == 0 ? 0 : numNodes_ - 1)) {}
+        srcBits_(bitsFor(numNodes_ == 0 ? 0 : numNodes_ - 1)),
+        rowBits_(mode_ == build::kKeep ? srcBits_ : bitsFor(numNodes_)) {}
 
   std::unique_ptr<DeviceGraph> run() {
     built_.number = split_forecast::newGraph();
@@ -171,10 +172,10 @@ private:
   /// Where the forecast splits' totals go: after the summary.
   unsigned long long *splitTotals() { return typed<unsigned long long>(summary_) + kSummaryWords; }
 
-  /// Both CSRs, sorting candidates under 32-bit keys where the row (up to
-  /// the drop key numNodes) and the source fit together.
+  /// Both CSRs, sorting candidates under 32-bit keys where the row and the
+  /// source fit together.
   void emitGraph() {
-    const bool key64 = srcBits_ + bitsFor(numNodes_) > 32;
+    const bool key64 = srcBits_ + rowBits_ > 32;
     if (index_ == graph::IndexType::Int32)
       key64 ? emit<int32_t, uint64_t>() : emit<int32_t, uint32_t>();
     else
@@ -240,7 +241,7 @@ private:
     // host's counting sorts do.
     Candidates<Key> c{SortedPairs<Key>(std::move(key), std::move(candidate), count_), std::move(addedRank),
                       std::move(lastLoop)};
-    c.pairs.sort(count_, srcBits_ + bitsFor(numNodes_), stream_);
+    c.pairs.sort(count_, srcBits_ + rowBits_, stream_);
     return c;
   }
 
@@ -293,7 +294,7 @@ private:
     c.lastLoop = {};
     // The transpose: incoming positions stably sorted by source.
     SortedPairs<uint32_t> pairs(std::move(transposeKey), std::move(position), count_);
-    pairs.sort(count_, bitsFor(numNodes_), stream_);
+    pairs.sort(count_, rowBits_, stream_); // sources, or the drop row where there is one
     pairs.dropSpares();
     allocate<Index>(out);
     out.peerPositions = runtime::DeviceMemory(count_ * sizeof(Index));
@@ -404,6 +405,11 @@ private:
   float loopWeight_; ///< graph::BuildOptions::loopWeight
   graph::IndexType index_;
   int srcBits_; ///< the low bits of a sort key that hold the source
+  /// The bits above them that hold the row: up to the drop row numNodes
+  /// where the mode drops candidates; without one (keep) a node id, which
+  /// saves a sort pass where the node count is a power of two (2^20 nodes:
+  /// 40-bit keys, 5 passes of 8 bits, not 6).
+  int rowBits_;
   runtime::DeviceMemory summary_;
   DeviceBuilt built_;
 };

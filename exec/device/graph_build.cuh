@@ -5,7 +5,10 @@
 // key, its destination above its source (`srcBits` low bits), so a single
 // stable sort orders them by (destination, source, candidate); a candidate
 // that is dropped (an edge cleaning removes, or an invalid one) has the
-// destination `numNodes` and sorts last. Keys are 32-bit where both parts fit,
+// destination `numNodes` and sorts last. Keeping every edge (kKeep), a build
+// has no drop row, so its keys need no bit for it: an invalid edge sorts as
+// 0 -> 0 there (the host throws on the first one after its read-back, so
+// where it lands does not matter). Keys are 32-bit where both parts fit,
 // else 64-bit; candidates are 32-bit (the host checks nodes and candidates
 // stay below 2^32 - 1).
 #pragma once
@@ -74,7 +77,7 @@ __global__ void markInputEdges(const Id *src, const Id *dst, const float *weight
   const long long s = static_cast<long long>(src[c]), d = static_cast<long long>(dst[c]);
   if (s < 0 || s >= numNodes || d < 0 || d >= numNodes) {
     noteBad(&summary->badEdge, c);
-    key[c] = edgeKey<Key>(numNodes, 0, srcBits);
+    key[c] = edgeKey<Key>(mode == kKeep ? 0 : numNodes, 0, srcBits);
     return;
   }
   if (weight != nullptr && !isfinite(weight[c]))

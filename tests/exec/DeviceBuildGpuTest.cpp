@@ -301,7 +301,9 @@ TEST_CASE("a graph built on the device is the host's graph, bit for bit") {
 TEST_CASE("the device build on generated graphs and the shared datasets") {
   if (!haveGpu())
     return;
-  for (const char *spec : {"rmat:scale=14,ef=16,seed=3", "grid:rows=50,cols=40", "er:n=2000,deg=8,seed=1"}) {
+  // rmat scale 16 kept as it is: 2^16 nodes, whose keys fit 32 bits only without a drop row.
+  for (const char *spec : {"rmat:scale=14,ef=16,seed=3", "rmat:scale=16,ef=4,seed=2", "grid:rows=50,cols=40",
+                           "er:n=2000,deg=8,seed=1"}) {
     const graph::EdgeList edges = graph::generateFromSpec(spec);
     for (graph::SelfLoops loops : {graph::SelfLoops::Keep, graph::SelfLoops::Replace}) {
       graph::BuildOptions options;
@@ -354,6 +356,14 @@ TEST_CASE("bad edges are refused on the device as on the host") {
   CHECK(hostError().find("edge 1200") != std::string::npos);
   CHECK(deviceError(graph::IndexType::Int64) == hostError());
   edges.src[5] = -1;
+  CHECK(deviceError(graph::IndexType::Int64) == hostError());
+  // Kept as they are on 2^k nodes, the keys have no drop row: a bad edge sorts among the others, and is refused.
+  graph::EdgeList square = graph::generateFromSpec("rmat:scale=10,ef=8,seed=1");
+  REQUIRE(square.numNodes == 1024);
+  square.src[77] = 1024;
+  edges = square;
+  CHECK(hostError().find("edge 77") != std::string::npos);
+  CHECK(deviceError(graph::IndexType::Int32) == hostError());
   CHECK(deviceError(graph::IndexType::Int64) == hostError());
 }
 
