@@ -309,17 +309,24 @@ private:
 
   /// Degree sums and isolated nodes, then the percentiles from the degrees
   /// sorted in one sort (in-degrees below out-degrees; a degree is at most
-  /// the candidate count).
+  /// the candidate count): under 32-bit keys where the side bit fits.
   template <typename Index> void summarizeDegrees() {
+    if (bitsFor(count_) + 1 > 32)
+      summarizeDegreesWith<Index, uint64_t>();
+    else
+      summarizeDegreesWith<Index, uint32_t>();
+  }
+  template <typename Index, typename Key> void summarizeDegreesWith() {
     const auto *inOffsets = static_cast<const Index *>(built_.incoming.offsets.data());
     const auto *inIndices = static_cast<const Index *>(built_.incoming.indices.data());
     const auto *outOffsets = static_cast<const Index *>(built_.outgoing.offsets.data());
     const uint64_t keys = 2 * static_cast<uint64_t>(numNodes_);
     const int degreeBits = bitsFor(count_);
-    runtime::DeviceMemory buffers[2] = {runtime::DeviceMemory(keys * sizeof(uint64_t)),
-                                        runtime::DeviceMemory(keys * sizeof(uint64_t))};
-    uint64_t *const k[2] = {typed<uint64_t>(buffers[0]), typed<uint64_t>(buffers[1])};
-    GNNJIT_CUDA_CHECK(build::degreeSums<Index>(inOffsets, inIndices, outOffsets, numNodes_, degreeBits, k[0],
+    constexpr bool key64 = sizeof(Key) == 8;
+    runtime::DeviceMemory buffers[2] = {runtime::DeviceMemory(keys * sizeof(Key)),
+                                        runtime::DeviceMemory(keys * sizeof(Key))};
+    Key *const k[2] = {typed<Key>(buffers[0]), typed<Key>(buffers[1])};
+    GNNJIT_CUDA_CHECK(build::degreeSums<Index>(inOffsets, inIndices, outOffsets, numNodes_, degreeBits, {k[0], key64},
                                                summary(), stream_));
     int current = 0;
     if (keys > 0)
@@ -328,7 +335,8 @@ private:
             return build::sortKeys(temp, bytes, k, current, keys, degreeBits + 1, stream_);
           },
           "sorting the degrees (cub::DeviceRadixSort)");
-    GNNJIT_CUDA_CHECK(build::finishSummary<Index>(k[current], numNodes_, degreeBits, inOffsets, summary(), stream_));
+    GNNJIT_CUDA_CHECK(
+        build::finishSummary<Index>({k[current], key64}, numNodes_, degreeBits, inOffsets, summary(), stream_));
   }
 
   /// The host build's error for the first bad edge, if any.

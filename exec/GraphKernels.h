@@ -74,13 +74,18 @@ struct OutgoingArgs {
 };
 template <typename Index> cudaError_t emitOutgoing(const OutgoingArgs &a, cudaStream_t stream);
 
-/// The degree keys (2 * numNodes) and sums; degree keys sort on their low
-/// degreeBits + 1 bits.
+/// The degree keys of the percentile sort (2 * numNodes of them): 64-bit
+/// where degreeBits + 1 bits do not fit 32.
+struct DegreeKeys {
+  void *keys;
+  bool key64;
+};
+/// The degree keys and sums; degree keys sort on their low degreeBits + 1 bits.
 template <typename Index>
 cudaError_t degreeSums(const Index *inOffsets, const Index *inIndices, const Index *outOffsets, uint32_t numNodes,
-                       int degreeBits, uint64_t *degreeKeys, Summary *summary, cudaStream_t stream);
+                       int degreeBits, const DegreeKeys &keys, Summary *summary, cudaStream_t stream);
 template <typename Index>
-cudaError_t finishSummary(const uint64_t *sortedDegreeKeys, uint32_t numNodes, int degreeBits, const Index *inOffsets,
+cudaError_t finishSummary(const DegreeKeys &sorted, uint32_t numNodes, int degreeBits, const Index *inOffsets,
                           Summary *summary, cudaStream_t stream);
 
 /// Stable sort of (key, value) pairs by the low `bits` of the key, over two
@@ -92,6 +97,8 @@ cudaError_t sortPairs(void *temp, size_t &tempBytes, uint32_t *const keys[2], ui
 cudaError_t sortPairs(void *temp, size_t &tempBytes, uint64_t *const keys[2], uint32_t *const values[2], int &current,
                       uint32_t count, int bits, cudaStream_t stream);
 /// The same for keys alone.
+cudaError_t sortKeys(void *temp, size_t &tempBytes, uint32_t *const keys[2], int &current, uint64_t count, int bits,
+                     cudaStream_t stream);
 cudaError_t sortKeys(void *temp, size_t &tempBytes, uint64_t *const keys[2], int &current, uint64_t count, int bits,
                      cudaStream_t stream);
 cudaError_t exclusiveSum(void *temp, size_t &tempBytes, const uint32_t *in, uint32_t *out, uint32_t count,

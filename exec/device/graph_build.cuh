@@ -202,22 +202,23 @@ __global__ void emitOutgoing(const uint32_t *cols, const uint32_t *order, const 
 }
 
 /// Per node: in- and out-degree as the keys of one percentile sort (the
-/// out-degrees above bit `degreeBits`, so they sort after every in-degree),
+/// out-degrees above bit `degreeBits`, so they sort after every in-degree;
+/// 32-bit keys where that bit fits, which halves what each pass moves),
 /// their squares summed, and whether the node is isolated: no stored edge to
 /// or from another node. It is iff its in- and out-degree are equal and its
 /// incoming row (ordered by source) holds only itself, first to last: then
 /// every in-edge is a loop, and so is every out-edge.
-template <typename Index>
+template <typename Index, typename Key>
 __global__ void degreeSums(const Index *inOffsets, const Index *inIndices, const Index *outOffsets, uint32_t numNodes,
-                           int degreeBits, uint64_t *degreeKeys, Summary *summary) {
+                           int degreeBits, Key *degreeKeys, Summary *summary) {
   unsigned long long sums[3] = {0, 0, 0}; // in squares, out squares, isolated
   for (uint64_t next = blockIdx.x * blockDim.x + threadIdx.x; next < numNodes; next += gridDim.x * blockDim.x) {
     const auto i = static_cast<uint32_t>(next);
     const Index begin = inOffsets[i], end = inOffsets[i + 1];
     const auto in = static_cast<unsigned long long>(end - begin);
     const auto out = static_cast<unsigned long long>(outOffsets[i + 1] - outOffsets[i]);
-    degreeKeys[i] = in;
-    degreeKeys[numNodes + i] = (static_cast<uint64_t>(1) << degreeBits) | out;
+    degreeKeys[i] = static_cast<Key>(in);
+    degreeKeys[numNodes + i] = (static_cast<Key>(1) << degreeBits) | static_cast<Key>(out);
     sums[0] += in * in;
     sums[1] += out * out;
     const Index self = static_cast<Index>(i);
@@ -229,7 +230,8 @@ __global__ void degreeSums(const Index *inOffsets, const Index *inIndices, const
 
 /// Nearest rank: the smallest degree reached by ceil(n * numerator /
 /// denominator) nodes (at least one), as graph::DegreeSummary computes it.
-__device__ inline unsigned long long rankedDegree(const uint64_t *sorted, uint64_t mask,
+template <typename Key>
+__device__ inline unsigned long long rankedDegree(const Key *sorted, Key mask,
                                                   unsigned long long n, unsigned long long numerator,
                                                   unsigned long long denominator) {
   unsigned long long rank = (n * numerator + denominator - 1) / denominator;
@@ -238,14 +240,14 @@ __device__ inline unsigned long long rankedDegree(const uint64_t *sorted, uint64
 
 /// One thread: the percentiles, min and max of the sorted degree keys (the
 /// in-degrees, then the out-degrees), and the stored edge count.
-template <typename Index>
-__global__ void finishSummary(const uint64_t *sortedKeys, uint32_t numNodes, int degreeBits,
-                              const Index *inOffsets, Summary *summary) {
+template <typename Index, typename Key>
+__global__ void finishSummary(const Key *sortedKeys, uint32_t numNodes, int degreeBits, const Index *inOffsets,
+                              Summary *summary) {
   summary->numEdges = static_cast<unsigned long long>(inOffsets[numNodes]);
   if (numNodes == 0)
     return;
-  const uint64_t mask = (static_cast<uint64_t>(1) << degreeBits) - 1;
-  const uint64_t *sorted[2] = {sortedKeys, sortedKeys + numNodes};
+  const Key mask = (static_cast<Key>(1) << degreeBits) - 1;
+  const Key *sorted[2] = {sortedKeys, sortedKeys + numNodes};
   unsigned long long *out[2] = {summary->inRanked, summary->outRanked};
   for (int k = 0; k < 2; ++k) {
     out[k][0] = rankedDegree(sorted[k], mask, numNodes, 50, 100);
