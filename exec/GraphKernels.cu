@@ -92,44 +92,34 @@ template <typename Index> cudaError_t emitOutgoing(const OutgoingArgs &a, cudaSt
 template cudaError_t emitOutgoing<int32_t>(const OutgoingArgs &, cudaStream_t);
 template cudaError_t emitOutgoing<int64_t>(const OutgoingArgs &, cudaStream_t);
 
-template <typename Index, typename Key>
-cudaError_t degreeSumsWith(const Index *inOffsets, const Index *inIndices, const Index *outOffsets, uint32_t numNodes,
-                           int degreeBits, Key *degreeKeys, Summary *summary, cudaStream_t stream) {
-  if (numNodes == 0)
-    return cudaSuccess;
-  kernels::degreeSums<Index, Key><<<strideBlocksFor(numNodes), kThreads, 0, stream>>>(
-      inOffsets, inIndices, outOffsets, numNodes, degreeBits, degreeKeys, summary);
-  return cudaGetLastError();
-}
-
 template <typename Index>
 cudaError_t degreeSums(const Index *inOffsets, const Index *inIndices, const Index *outOffsets, uint32_t numNodes,
-                       int degreeBits, const DegreeKeys &keys, Summary *summary, cudaStream_t stream) {
-  return keys.key64 ? degreeSumsWith(inOffsets, inIndices, outOffsets, numNodes, degreeBits,
-                                     static_cast<uint64_t *>(keys.keys), summary, stream)
-                    : degreeSumsWith(inOffsets, inIndices, outOffsets, numNodes, degreeBits,
-                                     static_cast<uint32_t *>(keys.keys), summary, stream);
-}
-template cudaError_t degreeSums<int32_t>(const int32_t *, const int32_t *, const int32_t *, uint32_t, int,
-                                         const DegreeKeys &, Summary *, cudaStream_t);
-template cudaError_t degreeSums<int64_t>(const int64_t *, const int64_t *, const int64_t *, uint32_t, int,
-                                         const DegreeKeys &, Summary *, cudaStream_t);
-
-template <typename Index>
-cudaError_t finishSummary(const DegreeKeys &sorted, uint32_t numNodes, int degreeBits, const Index *inOffsets,
-                          Summary *summary, cudaStream_t stream) {
-  if (sorted.key64)
-    kernels::finishSummary<Index, uint64_t><<<1, 1, 0, stream>>>(static_cast<const uint64_t *>(sorted.keys), numNodes,
-                                                                 degreeBits, inOffsets, summary);
-  else
-    kernels::finishSummary<Index, uint32_t><<<1, 1, 0, stream>>>(static_cast<const uint32_t *>(sorted.keys), numNodes,
-                                                                 degreeBits, inOffsets, summary);
+                       const DegreeHistogram &histogram, Summary *summary, cudaStream_t stream) {
+  if (numNodes == 0)
+    return cudaSuccess;
+  kernels::degreeSums<Index><<<strideBlocksFor(numNodes), kThreads, 0, stream>>>(
+      inOffsets, inIndices, outOffsets, numNodes, histogram.counts, histogram.bins, summary);
   return cudaGetLastError();
 }
-template cudaError_t finishSummary<int32_t>(const DegreeKeys &, uint32_t, int, const int32_t *, Summary *,
+template cudaError_t degreeSums<int32_t>(const int32_t *, const int32_t *, const int32_t *, uint32_t,
+                                         const DegreeHistogram &, Summary *, cudaStream_t);
+template cudaError_t degreeSums<int64_t>(const int64_t *, const int64_t *, const int64_t *, uint32_t,
+                                         const DegreeHistogram &, Summary *, cudaStream_t);
+
+template <typename Index>
+cudaError_t finishSummary(const DegreeHistogram &cumulative, uint32_t numNodes, const Index *inOffsets,
+                          Summary *summary, cudaStream_t stream) {
+  kernels::finishSummary<Index><<<1, 1, 0, stream>>>(cumulative.counts, cumulative.bins, numNodes, inOffsets, summary);
+  return cudaGetLastError();
+}
+template cudaError_t finishSummary<int32_t>(const DegreeHistogram &, uint32_t, const int32_t *, Summary *,
                                             cudaStream_t);
-template cudaError_t finishSummary<int64_t>(const DegreeKeys &, uint32_t, int, const int64_t *, Summary *,
+template cudaError_t finishSummary<int64_t>(const DegreeHistogram &, uint32_t, const int64_t *, Summary *,
                                             cudaStream_t);
+
+cudaError_t inclusiveSum(void *temp, size_t &tempBytes, uint32_t *values, uint64_t count, cudaStream_t stream) {
+  return cub::DeviceScan::InclusiveSum(temp, tempBytes, values, values, count, stream);
+}
 
 namespace {
 
@@ -154,30 +144,6 @@ cudaError_t sortPairs(void *temp, size_t &tempBytes, uint32_t *const keys[2], ui
 cudaError_t sortPairs(void *temp, size_t &tempBytes, uint64_t *const keys[2], uint32_t *const values[2], int &current,
                       uint32_t count, int bits, cudaStream_t stream) {
   return sortPairsOf(temp, tempBytes, keys, values, current, count, bits, stream);
-}
-
-namespace {
-
-template <typename Key>
-cudaError_t sortKeysOf(void *temp, size_t &tempBytes, Key *const keys[2], int &current, uint64_t count, int bits,
-                       cudaStream_t stream) {
-  cub::DoubleBuffer<Key> k(keys[current], keys[1 - current]);
-  const cudaError_t status = cub::DeviceRadixSort::SortKeys(temp, tempBytes, k, count, 0, bits, stream);
-  if (temp != nullptr && status == cudaSuccess)
-    current = k.Current() == keys[0] ? 0 : 1;
-  return status;
-}
-
-} // namespace
-
-cudaError_t sortKeys(void *temp, size_t &tempBytes, uint32_t *const keys[2], int &current, uint64_t count, int bits,
-                     cudaStream_t stream) {
-  return sortKeysOf(temp, tempBytes, keys, current, count, bits, stream);
-}
-
-cudaError_t sortKeys(void *temp, size_t &tempBytes, uint64_t *const keys[2], int &current, uint64_t count, int bits,
-                     cudaStream_t stream) {
-  return sortKeysOf(temp, tempBytes, keys, current, count, bits, stream);
 }
 
 cudaError_t exclusiveSum(void *temp, size_t &tempBytes, const uint32_t *in, uint32_t *out, uint32_t count,

@@ -74,19 +74,39 @@ struct OutgoingArgs {
 };
 template <typename Index> cudaError_t emitOutgoing(const OutgoingArgs &a, cudaStream_t stream);
 
-/// The degree keys of the percentile sort (2 * numNodes of them): 64-bit
-/// where degreeBits + 1 bits do not fit 32.
-struct DegreeKeys {
-  void *keys;
-  bool key64;
+#ifdef __CUDACC__
+#define GNNJIT_HOST_DEVICE __host__ __device__
+#else
+#define GNNJIT_HOST_DEVICE
+#endif
+
+/// Nearest rank: ceil(n * numerator / denominator), at least one (the rank
+/// graph::DegreeSummary reads each percentile at).
+GNNJIT_HOST_DEVICE inline unsigned long long nearestRank(unsigned long long n, unsigned long long numerator,
+                                                         unsigned long long denominator) {
+  const unsigned long long rank = (n * numerator + denominator - 1) / denominator;
+  return rank < 1 ? 1 : rank;
+}
+
+/// The degree histogram the percentiles are read from: `bins` counters per
+/// side (in-degrees, then out-degrees), zeroed; a degree past the last bin
+/// counts in it.
+struct DegreeHistogram {
+  uint32_t *counts;
+  uint32_t bins;
 };
-/// The degree keys and sums; degree keys sort on their low degreeBits + 1 bits.
+/// The degree histogram, the largest degrees (the summary's max) and the
+/// degree sums.
 template <typename Index>
 cudaError_t degreeSums(const Index *inOffsets, const Index *inIndices, const Index *outOffsets, uint32_t numNodes,
-                       int degreeBits, const DegreeKeys &keys, Summary *summary, cudaStream_t stream);
+                       const DegreeHistogram &histogram, Summary *summary, cudaStream_t stream);
+/// The percentiles and min from the histogram once inclusiveSum has scanned
+/// it (both sides as one sequence), and the stored edge count.
 template <typename Index>
-cudaError_t finishSummary(const DegreeKeys &sorted, uint32_t numNodes, int degreeBits, const Index *inOffsets,
+cudaError_t finishSummary(const DegreeHistogram &cumulative, uint32_t numNodes, const Index *inOffsets,
                           Summary *summary, cudaStream_t stream);
+/// Inclusive prefix sums of `count` counters in place (wrapping at 2^32).
+cudaError_t inclusiveSum(void *temp, size_t &tempBytes, uint32_t *values, uint64_t count, cudaStream_t stream);
 
 /// Stable sort of (key, value) pairs by the low `bits` of the key, over two
 /// buffers of each (CUB's DoubleBuffer: no scratch copy of the pairs):
@@ -96,11 +116,6 @@ cudaError_t sortPairs(void *temp, size_t &tempBytes, uint32_t *const keys[2], ui
                       uint32_t count, int bits, cudaStream_t stream);
 cudaError_t sortPairs(void *temp, size_t &tempBytes, uint64_t *const keys[2], uint32_t *const values[2], int &current,
                       uint32_t count, int bits, cudaStream_t stream);
-/// The same for keys alone.
-cudaError_t sortKeys(void *temp, size_t &tempBytes, uint32_t *const keys[2], int &current, uint64_t count, int bits,
-                     cudaStream_t stream);
-cudaError_t sortKeys(void *temp, size_t &tempBytes, uint64_t *const keys[2], int &current, uint64_t count, int bits,
-                     cudaStream_t stream);
 cudaError_t exclusiveSum(void *temp, size_t &tempBytes, const uint32_t *in, uint32_t *out, uint32_t count,
                          cudaStream_t stream);
 

@@ -17,26 +17,38 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace gnnjit::exec::build::kernels {
 
 __device__ inline bool dropsLoops(int mode) { return mode == kRemove || mode == kReplace || mode == kAddRemaining; }
 
-template <typename T> __device__ inline T warpSum(T v) {
+/// Folds v over the warp with `combine` (lane 0 holds the result).
+template <typename Combine> __device__ inline unsigned long long warpFold(unsigned long long v, Combine combine) {
   for (int offset = 16; offset > 0; offset /= 2)
-    v += __shfl_down_sync(0xffffffffu, v, offset);
+    v = combine(v, __shfl_down_sync(0xffffffffu, v, offset));
   return v;
 }
 
-/// Adds each v[k] to *totals[k] once per block (one atomic per total, not
-/// one per warp: thousands of warps adding to one address serialise). Every
-/// thread of the block must call it, with 0 where it has nothing.
-template <int K>
-__device__ inline void addPerBlock(unsigned long long *const (&totals)[K], unsigned long long (&v)[K]) {
-  __shared__ unsigned long long partial[K][32];
+struct Add {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a + b; }
+};
+struct Max {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a > b ? a : b; }
+};
+
+/// Folds each v[k] over the block with `combine` and merges the block's
+/// result into *totals[k] with one atomic (Add: atomicAdd, Max: atomicMax),
+/// not one per warp: thousands of warps on one address serialise. Every
+/// thread of the block must call it, with the fold's identity (0) where it
+/// has nothing; `partial` is the block's scratch, one per use in a kernel.
+template <typename Combine, int K>
+__device__ inline void foldPerBlock(unsigned long long *const (&totals)[K], unsigned long long (&v)[K],
+                                    unsigned long long (&partial)[K][32]) {
+  const Combine combine;
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
   for (int k = 0; k < K; ++k) {
-    v[k] = warpSum(v[k]);
+    v[k] = warpFold(v[k], combine);
     if (lane == 0)
       partial[k][warp] = v[k];
   }
@@ -44,10 +56,21 @@ __device__ inline void addPerBlock(unsigned long long *const (&totals)[K], unsig
   if (warp != 0)
     return;
   for (int k = 0; k < K; ++k) {
-    unsigned long long sum = warpSum(lane < warps ? partial[k][lane] : 0ull);
-    if (lane == 0 && sum != 0)
-      atomicAdd(totals[k], sum);
+    const unsigned long long total = warpFold(lane < warps ? partial[k][lane] : 0ull, combine);
+    if (lane != 0 || total == 0)
+      continue;
+    if constexpr (std::is_same_v<Combine, Max>)
+      atomicMax(totals[k], total);
+    else
+      atomicAdd(totals[k], total);
   }
+}
+
+/// Adds each v[k] to *totals[k] once per block (foldPerBlock).
+template <int K>
+__device__ inline void addPerBlock(unsigned long long *const (&totals)[K], unsigned long long (&v)[K]) {
+  __shared__ unsigned long long partial[K][32];
+  foldPerBlock<Add>(totals, v, partial);
 }
 
 /// The sort key of a candidate: `row` (a destination, or numNodes to drop
@@ -201,61 +224,96 @@ __global__ void emitOutgoing(const uint32_t *cols, const uint32_t *order, const 
     weightOut[q] = weightIn[p];
 }
 
-/// Per node: in- and out-degree as the keys of one percentile sort (the
-/// out-degrees above bit `degreeBits`, so they sort after every in-degree;
-/// 32-bit keys where that bit fits, which halves what each pass moves),
-/// their squares summed, and whether the node is isolated: no stored edge to
-/// or from another node. It is iff its in- and out-degree are equal and its
-/// incoming row (ordered by source) holds only itself, first to last: then
-/// every in-edge is a loop, and so is every out-edge.
-template <typename Index, typename Key>
+/// The low degrees of the histogram, which most nodes have (power-law
+/// graphs pile thousands of nodes on each), counted per block in shared
+/// memory first; only larger ones go to global memory one by one.
+constexpr uint32_t kSharedDegreeBins = 1024;
+
+/// Per node: its in- and out-degree counted in `histogram` (`bins` counters
+/// per side, in-degrees first; a degree past the last bin counts in it),
+/// the largest of each, their squares summed, and whether the node is
+/// isolated: no stored edge to or from another node. It is iff its in- and
+/// out-degree are equal and its incoming row (ordered by source) holds only
+/// itself, first to last: then every in-edge is a loop, and so is every
+/// out-edge.
+template <typename Index>
 __global__ void degreeSums(const Index *inOffsets, const Index *inIndices, const Index *outOffsets, uint32_t numNodes,
-                           int degreeBits, Key *degreeKeys, Summary *summary) {
+                           uint32_t *histogram, uint32_t bins, Summary *summary) {
+  __shared__ uint32_t low[2][kSharedDegreeBins];
+  const uint32_t shared = bins < kSharedDegreeBins ? bins : kSharedDegreeBins;
+  for (uint32_t b = threadIdx.x; b < 2 * kSharedDegreeBins; b += blockDim.x)
+    low[b / kSharedDegreeBins][b % kSharedDegreeBins] = 0;
+  __syncthreads();
+  const auto count = [&](unsigned long long degree, int side) {
+    const auto bin = static_cast<uint32_t>(degree < bins - 1 ? degree : bins - 1);
+    if (bin < shared)
+      atomicAdd(&low[side][bin], 1u);
+    else
+      atomicAdd(&histogram[static_cast<uint64_t>(side) * bins + bin], 1u);
+  };
   unsigned long long sums[3] = {0, 0, 0}; // in squares, out squares, isolated
+  unsigned long long largest[2] = {0, 0};
   for (uint64_t next = blockIdx.x * blockDim.x + threadIdx.x; next < numNodes; next += gridDim.x * blockDim.x) {
     const auto i = static_cast<uint32_t>(next);
     const Index begin = inOffsets[i], end = inOffsets[i + 1];
     const auto in = static_cast<unsigned long long>(end - begin);
     const auto out = static_cast<unsigned long long>(outOffsets[i + 1] - outOffsets[i]);
-    degreeKeys[i] = static_cast<Key>(in);
-    degreeKeys[numNodes + i] = (static_cast<Key>(1) << degreeBits) | static_cast<Key>(out);
+    count(in, 0);
+    count(out, 1);
+    largest[0] = in > largest[0] ? in : largest[0];
+    largest[1] = out > largest[1] ? out : largest[1];
     sums[0] += in * in;
     sums[1] += out * out;
     const Index self = static_cast<Index>(i);
     sums[2] += in == out && (in == 0 || (inIndices[begin] == self && inIndices[end - 1] == self)) ? 1 : 0;
   }
+  __syncthreads();
+  for (uint32_t b = threadIdx.x; b < 2 * shared; b += blockDim.x) {
+    const uint32_t side = b / shared, bin = b % shared, n = low[side][bin];
+    if (n != 0)
+      atomicAdd(&histogram[static_cast<uint64_t>(side) * bins + bin], n);
+  }
+  __shared__ unsigned long long partial[2][32];
+  unsigned long long *const maxima[2] = {&summary->inRanked[5], &summary->outRanked[5]};
+  foldPerBlock<Max>(maxima, largest, partial);
   unsigned long long *const totals[3] = {&summary->inSquares, &summary->outSquares, &summary->isolatedNodes};
   addPerBlock(totals, sums);
 }
 
-/// Nearest rank: the smallest degree reached by ceil(n * numerator /
-/// denominator) nodes (at least one), as graph::DegreeSummary computes it.
-template <typename Key>
-__device__ inline unsigned long long rankedDegree(const Key *sorted, Key mask,
-                                                  unsigned long long n, unsigned long long numerator,
-                                                  unsigned long long denominator) {
-  unsigned long long rank = (n * numerator + denominator - 1) / denominator;
-  return sorted[(rank < 1 ? 1 : rank) - 1] & mask;
+/// The smallest degree whose cumulative count reaches `rank`: the first bin
+/// of `cumulative` (one side's, each count `base` too many) at or past it.
+__device__ inline unsigned long long degreeAtRank(const uint32_t *cumulative, uint32_t bins, uint32_t base,
+                                                  unsigned long long rank) {
+  uint32_t lo = 0, hi = bins - 1; // the last bin holds every node: the answer is at or before it
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    // Unsigned wrap-around: the in-degrees' total (base) may wrap the counts too.
+    if (static_cast<uint32_t>(cumulative[mid] - base) >= rank)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
 }
 
-/// One thread: the percentiles, min and max of the sorted degree keys (the
-/// in-degrees, then the out-degrees), and the stored edge count.
-template <typename Index, typename Key>
-__global__ void finishSummary(const Key *sortedKeys, uint32_t numNodes, int degreeBits, const Index *inOffsets,
+/// One thread: the percentiles and min of in- and out-degrees from their
+/// histogram scanned across both sides (degreeSums set the max), and the
+/// stored edge count.
+template <typename Index>
+__global__ void finishSummary(const uint32_t *cumulative, uint32_t bins, uint32_t numNodes, const Index *inOffsets,
                               Summary *summary) {
   summary->numEdges = static_cast<unsigned long long>(inOffsets[numNodes]);
   if (numNodes == 0)
     return;
-  const Key mask = (static_cast<Key>(1) << degreeBits) - 1;
-  const Key *sorted[2] = {sortedKeys, sortedKeys + numNodes};
   unsigned long long *out[2] = {summary->inRanked, summary->outRanked};
-  for (int k = 0; k < 2; ++k) {
-    out[k][0] = rankedDegree(sorted[k], mask, numNodes, 50, 100);
-    out[k][1] = rankedDegree(sorted[k], mask, numNodes, 90, 100);
-    out[k][2] = rankedDegree(sorted[k], mask, numNodes, 99, 100);
-    out[k][3] = rankedDegree(sorted[k], mask, numNodes, 999, 1000);
-    out[k][4] = sorted[k][0] & mask;
-    out[k][5] = sorted[k][numNodes - 1] & mask;
+  for (uint32_t k = 0; k < 2; ++k) {
+    const uint32_t *side = cumulative + static_cast<uint64_t>(k) * bins;
+    const uint32_t base = k * numNodes; // the in-degrees' total, counted into every out-degree bin
+    out[k][0] = degreeAtRank(side, bins, base, nearestRank(numNodes, 50, 100));
+    out[k][1] = degreeAtRank(side, bins, base, nearestRank(numNodes, 90, 100));
+    out[k][2] = degreeAtRank(side, bins, base, nearestRank(numNodes, 99, 100));
+    out[k][3] = degreeAtRank(side, bins, base, nearestRank(numNodes, 999, 1000));
+    out[k][4] = degreeAtRank(side, bins, base, 1);
   }
 }
 

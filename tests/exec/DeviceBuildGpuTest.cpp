@@ -324,6 +324,38 @@ TEST_CASE("the device build on generated graphs and the shared datasets") {
   }
 }
 
+/// 5000 nodes: six of 1500 in-edges, one of 3000, the rest none. The build's
+/// degree histogram has count / 6 = 2000 bins below its overflow bin (the
+/// 99.9th percentile's rank leaves 6 nodes above it), so the 99.9th
+/// percentile, 1500, is past the bins counted in shared memory and the hub's
+/// 3000 is in the overflow bin.
+graph::EdgeList hubsAtTheBound() {
+  graph::EdgeList e;
+  e.numNodes = 5000;
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<int64_t> node(0, 4999);
+  for (int64_t hub = 0; hub < 7; ++hub)
+    for (int k = 0; k < (hub == 6 ? 3000 : 1500); ++k)
+      e.add(node(rng), hub);
+  return e;
+}
+
+TEST_CASE("degree percentiles at the degree histogram's bound and past it") {
+  if (!haveGpu())
+    return;
+  const graph::EdgeList edges = hubsAtTheBound();
+  for (graph::SelfLoops loops : {graph::SelfLoops::Keep, graph::SelfLoops::Remove})
+    for (graph::IndexType idType : {graph::IndexType::Int32, graph::IndexType::Int64}) {
+      graph::BuildOptions options;
+      options.selfLoops = loops;
+      checkSameGraph(edges, options, idType, "hubs at the histogram's bound");
+    }
+  graph::BuildOptions keep;
+  const graph::Graph host = graph::Graph::fromEdges(edges, keep);
+  CHECK(host.stats().in.p999 == 1500);
+  CHECK(host.stats().in.max == 3000);
+}
+
 TEST_CASE("an empty graph and a graph of no nodes build on the device") {
   if (!haveGpu())
     return;
