@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace gnnjit::exec {
 
@@ -25,6 +26,31 @@ int bitsFor(uint64_t largest) {
   while (bits < 32 && (largest >> bits) != 0)
     ++bits;
   return bits;
+}
+
+/// Pinned host memory of at least `words` words for the read-back, one
+/// buffer per thread, grown as needed and kept: a copy into pageable memory
+/// is staged through a driver buffer, into pinned memory it is one DMA.
+unsigned long long *pinnedReadBack(size_t words) {
+  struct Pinned {
+    unsigned long long *data = nullptr;
+    size_t words = 0;
+    ~Pinned() {
+      if (data != nullptr)
+        cudaFreeHost(data); // at exit the runtime may be gone: nothing to report to
+    }
+  };
+  thread_local Pinned pinned;
+  if (pinned.words < words) {
+    if (pinned.data != nullptr)
+      GNNJIT_CUDA_CHECK(cudaFreeHost(std::exchange(pinned.data, nullptr)));
+    pinned.words = 0;
+    void *data = nullptr;
+    GNNJIT_CUDA_CHECK(cudaMallocHost(&data, words * sizeof(unsigned long long)));
+    pinned.data = static_cast<unsigned long long *>(data);
+    pinned.words = words;
+  }
+  return pinned.data;
 }
 
 template <typename T> T *typed(runtime::DeviceMemory &m) { return static_cast<T *>(m.data()); }
@@ -185,11 +211,11 @@ private:
   /// The summary and the split totals after it, once the stream has made
   /// them: the build's one synchronisation.
   std::vector<unsigned long long> readBackSummary() {
-    std::vector<unsigned long long> read(summary_.bytes() / sizeof(unsigned long long));
-    GNNJIT_CUDA_CHECK(
-        cudaMemcpyAsync(read.data(), summary_.data(), summary_.bytes(), cudaMemcpyDeviceToHost, stream_));
+    const size_t words = summary_.bytes() / sizeof(unsigned long long);
+    unsigned long long *pinned = pinnedReadBack(words);
+    GNNJIT_CUDA_CHECK(cudaMemcpyAsync(pinned, summary_.data(), summary_.bytes(), cudaMemcpyDeviceToHost, stream_));
     GNNJIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return read;
+    return std::vector<unsigned long long>(pinned, pinned + words);
   }
 
   /// What makes each split of `keys` from the built arrays.
@@ -431,6 +457,7 @@ private:
 std::unique_ptr<DeviceGraph> buildOnDevice(const DeviceEdges &edges, const graph::BuildOptions &options,
                                            cudaStream_t stream) {
   checkInput(edges, options);
+  const runtime::AllocationStream scope(stream);
   return Builder(edges, options, stream).run();
 }
 

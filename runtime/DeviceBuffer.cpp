@@ -21,6 +21,8 @@ std::shared_ptr<DeviceAllocator> currentAllocator() {
   return installedAllocator;
 }
 
+thread_local std::optional<cudaStream_t> allocationStream;
+
 void countAllocation(size_t bytes) {
   const size_t now = liveBytes.fetch_add(bytes) + bytes;
   size_t peak = peakBytes.load();
@@ -33,6 +35,10 @@ void setDeviceAllocator(std::shared_ptr<DeviceAllocator> allocator) {
   const std::lock_guard lock(allocatorMutex);
   installedAllocator = std::move(allocator);
 }
+
+AllocationStream::AllocationStream(cudaStream_t stream) : outer_(allocationStream) { allocationStream = stream; }
+AllocationStream::~AllocationStream() { allocationStream = outer_; }
+std::optional<cudaStream_t> AllocationStream::current() { return allocationStream; }
 
 DeviceMemoryUse deviceMemoryUse() { return {liveBytes.load(), peakBytes.load()}; }
 void resetDeviceMemoryPeak() { peakBytes.store(liveBytes.load()); }

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -36,6 +37,25 @@ public:
   virtual void *allocate(size_t bytes) = 0;
   /// Returns what allocate gave; must not throw.
   virtual void release(void *data, size_t bytes) noexcept = 0;
+};
+
+/// While one lives, the allocations of its thread are for `stream`: an
+/// allocator that orders its memory by stream (torch's) takes it from here
+/// instead of asking which stream is current, once per allocation (a graph
+/// built per training step makes dozens of allocations, each a call into
+/// Python). Scopes nest; the innermost one holds.
+class AllocationStream {
+public:
+  explicit AllocationStream(cudaStream_t stream);
+  ~AllocationStream();
+  AllocationStream(const AllocationStream &) = delete;
+  AllocationStream &operator=(const AllocationStream &) = delete;
+
+  /// The stream of this thread's innermost scope, or none.
+  static std::optional<cudaStream_t> current();
+
+private:
+  std::optional<cudaStream_t> outer_;
 };
 
 /// Installs `allocator` for allocations made from now on (null: cudaMalloc

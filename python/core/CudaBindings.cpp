@@ -56,7 +56,8 @@ SavedLayout savedLayout(const lower::LoweredLayer &lowered) {
 /// free(pointer) (torch.cuda.caching_allocator_alloc / _delete); or, given
 /// stream(device) -> the device's current stream, allocate(bytes, stream)
 /// (torch's builtin raw_alloc, which skips the public wrapper's Python
-/// work: some 25 us an allocation, and a graph built per step makes dozens).
+/// work: some 25 us an allocation, and a graph built per step makes dozens),
+/// where a runtime::AllocationStream scope names the stream without asking.
 class PythonAllocator : public runtime::DeviceAllocator {
 public:
   PythonAllocator(nb::callable allocate, nb::callable release, nb::object stream)
@@ -78,6 +79,8 @@ public:
     nb::gil_scoped_acquire gil;
     if (stream_.is_none())
       return reinterpret_cast<void *>(nb::cast<uintptr_t>(allocate_(bytes)));
+    if (const std::optional<cudaStream_t> stream = runtime::AllocationStream::current())
+      return reinterpret_cast<void *>(nb::cast<uintptr_t>(allocate_(bytes, reinterpret_cast<uintptr_t>(*stream))));
     int device = 0;
     runtime::cudaCheck(cudaGetDevice(&device), "cudaGetDevice");
     return reinterpret_cast<void *>(nb::cast<uintptr_t>(allocate_(bytes, stream_(device))));
@@ -241,6 +244,7 @@ public:
       saved.buffer->bytes = backward ? static_cast<size_t>(*next++) : saved.bytes;
     }
     auto *s = reinterpret_cast<cudaStream_t>(stream);
+    const runtime::AllocationStream scope(s); // a new graph's first pass allocates its splits and scratch
     runner_->setRandomSeed(seed);
     runner_->setBackwardFollows(backwardFollows);
     if (backward)

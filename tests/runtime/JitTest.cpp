@@ -13,6 +13,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <optional>
 #include <type_traits>
 
 namespace gnnjit::runtime {
@@ -227,6 +229,37 @@ TEST_CASE("an installed allocator serves device memory, and each buffer goes bac
   }
   CHECK(allocator->released.size() == 2);
   CHECK(deviceMemoryUse().live == liveBefore);
+}
+
+/// Records the stream an AllocationStream scope names at each allocation.
+struct StreamRecordingAllocator : RecordingAllocator {
+  std::vector<std::optional<cudaStream_t>> streams;
+  void *allocate(size_t bytes) override {
+    streams.push_back(AllocationStream::current());
+    return RecordingAllocator::allocate(bytes);
+  }
+};
+
+TEST_CASE("an allocation stream scope names its stream to the allocator, innermost first, and ends with itself") {
+  auto allocator = std::make_shared<StreamRecordingAllocator>();
+  setDeviceAllocator(allocator);
+  const auto first = reinterpret_cast<cudaStream_t>(uintptr_t{0x10}),
+             second = reinterpret_cast<cudaStream_t>(uintptr_t{0x20});
+  {
+    DeviceMemory none(8);
+    const AllocationStream outer(first);
+    DeviceMemory inFirst(8);
+    {
+      const AllocationStream inner(second);
+      DeviceMemory inSecond(8);
+    }
+    DeviceMemory inFirstAgain(8);
+  }
+  DeviceMemory after(8);
+  setDeviceAllocator(nullptr);
+  CHECK(allocator->streams ==
+        std::vector<std::optional<cudaStream_t>>{std::nullopt, first, second, first, std::nullopt});
+  CHECK_FALSE(AllocationStream::current().has_value());
 }
 
 TEST_CASE("without a GPU, device memory and loading fail with a CudaError") {
