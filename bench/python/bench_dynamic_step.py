@@ -17,7 +17,9 @@ one such subset drawn once (gnnjit finds its graph in its cache). The draw alone
 'static+draw': the static step that also draws a subset and leaves it unused, so 'dyn/(static+draw)' compares two
 steps that do the same work but for the new graph (what a new graph costs gnnjit, the draw being the user's).
 Graphs are loaded as bench_torch.py loads them (self loops and duplicates removed). Both backends hold the
-same weights (PyG's, loaded into gnnjit's module). Times: the median of --steps after --warmup, CUDA events
+same weights (PyG's, loaded into gnnjit's module). Times: the median of --rounds rounds of --steps each (after
+--warmup), in which the dynamic, static and static+draw steps take turns, so that a slow spell of a noisy host
+falls on all three, not on one; CUDA events
 (perf_counter on the CPU, where gnnjit runs its float64 reference: only a check there); peak = growth of
 torch.cuda.max_memory_allocated over what was allocated before one dynamic step; 'cache MiB' = device memory
 still held after the dynamic steps (the graphs gnnjit keeps cached). Goals (issue 28): gnnjit dynamic /
@@ -58,6 +60,8 @@ from bench_torch import (  # noqa: E402  (the loaders, layers and measurements o
     json_writer,
     load_graph,
     median_ms,
+    timed_ms,
+    upper_median,
     output_difference,
     peak_mib,
     print_columns,
@@ -126,15 +130,16 @@ def bench_backend(backend, layer, x, draw, fixed, args, device) -> dict:
         dynamic = step_on(conv, x, draw, loss_fn)
         static = step_on(conv, x, lambda: fixed, loss_fn)
         static_draw = step_on(conv, x, lambda: (draw(), fixed)[1], loss_fn)  # draws, and keeps the cached graph
-        before = allocated_mib(device)
-        record["dynamic_ms"] = median_ms(dynamic, args.steps, args.warmup, device)
-        clear_grads(conv, x)
-        after = allocated_mib(device)
-        record["cache_MiB"] = None if before is None else after - before
-        record["static_ms"] = median_ms(static, args.steps, args.warmup, device)
-        clear_grads(conv, x)
-        record["static_draw_ms"] = median_ms(static_draw, args.steps, args.warmup, device)
-        clear_grads(conv, x)
+        steps = {"dynamic_ms": dynamic, "static_ms": static, "static_draw_ms": static_draw}
+        times = {name: [] for name in steps}
+        for round_ in range(args.rounds):
+            for name, step in steps.items():
+                before = allocated_mib(device)
+                times[name] += timed_ms(step, args.steps, args.warmup if round_ == 0 else 1, device)
+                clear_grads(conv, x)
+                if round_ == 0 and name == "dynamic_ms" and before is not None:
+                    record["cache_MiB"] = allocated_mib(device) - before
+        record.update({name: upper_median(t) for name, t in times.items()})
         record["peak_MiB"] = peak_mib(dynamic, device)
         clear_grads(conv, x)
         if args.profile and backend == "gnnjit":
@@ -245,7 +250,7 @@ def json_record(row: dict, args, device) -> dict:
                                                "pyg_over_gnnjit")}))
     out.update(max_abs_diff=row["max_abs_diff"], speedup_goal=row["speedup_goal"], goals_met=row["goals_met"],
                device=str(device), width=args.width, heads=args.heads, loss=args.loss, fraction=args.fraction,
-               draw=args.draw, steps=args.steps, warmup=args.warmup)
+               draw=args.draw, steps=args.steps, rounds=args.rounds, warmup=args.warmup)
     return out
 
 
@@ -394,7 +399,10 @@ def parse_args(argv=None):
                         help=f"gnnjit dataset names or generator specs (default {' '.join(DEFAULT_GRAPHS)})")
     parser.add_argument("--layers", nargs="+", choices=list(LAYERS), default=DEFAULT_LAYERS)
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=BACKENDS)
-    parser.add_argument("--steps", type=int, default=20, help="timed steps (the median is reported; default 20)")
+    parser.add_argument("--steps", type=int, default=20, help="timed steps per round (default 20)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds in which the dynamic, static and static+draw steps take turns, --steps each; "
+                             "the median of all a step's rounds is reported (default 5)")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--width", type=int, default=64, help="feature width F (in and out; default 64)")
     parser.add_argument("--heads", type=int, default=4, help="attention heads (of width/heads each)")
@@ -432,7 +440,7 @@ def main(argv=None) -> int:
     print(f"device {device}{' (' + torch.cuda.get_device_name(device) + ')' if device.type == 'cuda' else ''}, "
           f"torch {torch.__version__}, gnnjit {gnnjit.__version__}"
           + ("" if args.build_only else f", F={args.width}, heads={args.heads}, loss {args.loss}, median of "
-             f"{args.steps} steps after {args.warmup} warm-ups")
+             f"{args.rounds} rounds of {args.steps} steps after {args.warmup} warm-ups, the steps taking turns")
           + ("" if device.type == "cuda" else "; on the CPU gnnjit runs its float64 reference: a check, "
              "not a benchmark")
           + "\n", flush=True)

@@ -129,6 +129,15 @@ def synchronize(device: torch.device) -> None:
 
 def median_ms(fn, iters: int, warmup: int, device: torch.device) -> float:
     """The median (the upper one of an even count, as the baselines) of `iters` timed calls after `warmup`."""
+    return upper_median(timed_ms(fn, iters, warmup, device))
+
+
+def upper_median(times: list) -> float:
+    return sorted(times)[len(times) // 2]
+
+
+def timed_ms(fn, iters: int, warmup: int, device: torch.device) -> list:
+    """The ms of each of `iters` calls of fn after `warmup` untimed ones."""
     for _ in range(warmup):
         fn()
     times = []
@@ -146,7 +155,7 @@ def median_ms(fn, iters: int, warmup: int, device: torch.device) -> float:
             t0 = time.perf_counter()
             fn()
             times.append((time.perf_counter() - t0) * 1e3)
-    return sorted(times)[len(times) // 2]
+    return times
 
 
 def peak_mib(fn, device: torch.device):
