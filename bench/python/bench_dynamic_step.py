@@ -60,8 +60,6 @@ from bench_torch import (  # noqa: E402  (the loaders, layers and measurements o
     json_writer,
     load_graph,
     median_ms,
-    timed_ms,
-    upper_median,
     output_difference,
     peak_mib,
     print_columns,
@@ -69,6 +67,8 @@ from bench_torch import (  # noqa: E402  (the loaders, layers and measurements o
     ratio,
     release_graphs,
     synchronize,
+    timed_ms,
+    upper_median,
 )
 
 DEFAULT_GRAPHS = ["tolokers", "pubmed", "rmat:scale=18,ef=16,seed=0"]
@@ -145,6 +145,8 @@ def bench_backend(backend, layer, x, draw, fixed, args, device) -> dict:
         if args.profile and backend == "gnnjit":
             profile_steps(dynamic, args, device)
             clear_grads(conv, x)
+            print_pieces({"dynamic": dynamic, "static": static}, args)
+            clear_grads(conv, x)
     except Exception as error:  # OOM, NotImplementedError, gnnjit.Error, ...: reported, the run goes on
         record["error"] = first_line(error)
     return record
@@ -186,6 +188,63 @@ def profile_steps(step, args, device) -> None:
     print("    CUDA runtime calls per dynamic step (count, host ms; every synchronisation and copy listed):")
     for e in shown:
         print(f"      {e.key[:56]:56s} {e.count / args.steps:7.1f} {e.cpu_time_total / 1e3 / args.steps:8.3f}")
+
+
+# The pieces of gnnjit's op that --profile times per step: (module, attribute, what it is). Private functions,
+# wrapped only while they are timed: a benchmark's look inside, not an API.
+PIECES = (
+    ("gnnjit.graphs", "build_device_graph", "graph build"),
+    ("gnnjit._layer_cache", "_cuda_run", "runner lookup (made once per graph)"),
+    ("gnnjit._layer_cache", "_run_forward", "forward call"),
+    ("gnnjit._registry", "backward_cuda", "backward call"),
+)
+
+
+def piece_times(step, steps: int) -> dict:
+    """Host us per step of each of PIECES (the median over `steps` steps; 0 for a piece the step does not call)
+    and of the whole step, without a profiler's overhead."""
+    import importlib
+
+    times = {label: [0.0] * steps for _, _, label in PIECES}
+    current = [0]
+    originals = []
+
+    def timed(fn, label):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                times[label][current[0]] += (time.perf_counter() - start) * 1e6
+
+        return wrapper
+
+    for module, name, label in PIECES:
+        owner = importlib.import_module(module)
+        originals.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, timed(getattr(owner, name), label))
+    try:
+        times["step"] = []
+        for k in range(steps):
+            current[0] = k
+            start = time.perf_counter()
+            step()
+            times["step"].append((time.perf_counter() - start) * 1e6)
+    finally:
+        for owner, name, fn in originals:
+            setattr(owner, name, fn)
+    return {label: upper_median(t) for label, t in times.items()}
+
+
+def print_pieces(steps: dict, args) -> None:
+    """--profile: host us per step of each piece of gnnjit's op, for each of `steps` (a new graph's cost is the
+    dynamic column less the static one)."""
+    measured = {name: piece_times(step, args.steps) for name, step in steps.items()}
+    print("    host us per step of each piece of gnnjit's op (wall time, median of the steps; the step is timed "
+          "without a synchronisation at its end):")
+    labels = [label for _, _, label in PIECES] + ["step"]
+    lines = [["piece", *steps]] + [[label, *(f"{measured[name][label]:.0f}" for name in steps)] for label in labels]
+    print_columns(lines)
 
 
 def bench_layer(spec, layer, x, draw, fixed, args, device) -> dict:
@@ -415,7 +474,8 @@ def parse_args(argv=None):
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also profile gnnjit's dynamic step: the N host functions taking longest (cProfile) "
                              "and, on CUDA, the N runtime calls taking longest per step and every synchronisation and "
-                             "copy (default 0: not)")
+                             "copy; then the host us per step of each piece of gnnjit's op (the graph build, the "
+                             "runner lookup, the forward and backward calls), dynamic and static (default 0: not)")
     parser.add_argument("--build-only", action="store_true", help="time building one graph instead (see above)")
     parser.add_argument("--build-graph", default=BUILD_GRAPH, help=f"the graph of --build-only (default {BUILD_GRAPH})")
     parser.add_argument("--build-reps", type=int, default=20, help="builds timed per case (default 20)")
