@@ -343,7 +343,7 @@ private:
     const uint32_t bins = numNodes_ == 0 ? 0 : degreeBins(count_, numNodes_);
     runtime::DeviceMemory counts = words(2 * static_cast<uint64_t>(bins));
     const build::DegreeHistogram histogram{typed<uint32_t>(counts), bins};
-    if (counts.bytes() > 0)
+    if (bins > 0)
       GNNJIT_CUDA_CHECK(cudaMemsetAsync(counts.data(), 0, counts.bytes(), stream_));
     GNNJIT_CUDA_CHECK(build::degreeSums<Index>(inOffsets, inIndices, outOffsets, numNodes_, histogram, summary(),
                                                stream_));
@@ -365,7 +365,7 @@ private:
   /// few nodes no more than its candidates: at most 8 bytes a candidate,
   /// less than the transpose's 12 freed before (no new peak).
   static uint32_t degreeBins(uint32_t count, uint32_t numNodes) {
-    const uint64_t top = build::nearestRank(numNodes, 999, 1000);
+    const uint64_t top = graph::nearestRank(numNodes, 999, 1000);
     return static_cast<uint32_t>(count / (numNodes - top + 1) + 2); // count + 2 < 2^32 (checkInput)
   }
 

@@ -7,6 +7,8 @@
 // two-call protocol: a null `temp` asks for `tempBytes`.
 #pragma once
 
+#include "graph/NearestRank.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -73,20 +75,6 @@ struct OutgoingArgs {
   float *weightOut;
 };
 template <typename Index> cudaError_t emitOutgoing(const OutgoingArgs &a, cudaStream_t stream);
-
-#ifdef __CUDACC__
-#define GNNJIT_HOST_DEVICE __host__ __device__
-#else
-#define GNNJIT_HOST_DEVICE
-#endif
-
-/// Nearest rank: ceil(n * numerator / denominator), at least one (the rank
-/// graph::DegreeSummary reads each percentile at).
-GNNJIT_HOST_DEVICE inline unsigned long long nearestRank(unsigned long long n, unsigned long long numerator,
-                                                         unsigned long long denominator) {
-  const unsigned long long rank = (n * numerator + denominator - 1) / denominator;
-  return rank < 1 ? 1 : rank;
-}
 
 /// The degree histogram the percentiles are read from: `bins` counters per
 /// side (in-degrees, then out-degrees), zeroed; a degree past the last bin

@@ -1,6 +1,7 @@
 #include "graph/DegreeStats.h"
 
 #include "graph/Graph.h"
+#include "graph/NearestRank.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -39,12 +40,10 @@ DegreeSummary DegreeSummary::fromDegrees(const std::vector<int64_t> &degrees) {
   while (s.histogram[static_cast<size_t>(s.min)] == 0)
     ++s.min;
 
-  // Nearest rank: the smallest d whose cumulative count reaches ceil(p * n).
-  // Ranks are computed in integers (per mille, per ten thousand) so no
-  // rounding can move them.
-  const int64_t count = static_cast<int64_t>(degrees.size());
-  const auto rank = [count](int64_t numerator, int64_t denominator) {
-    return std::max<int64_t>(1, (count * numerator + denominator - 1) / denominator);
+  // Nearest rank: the smallest d whose cumulative count reaches the rank.
+  const auto count = static_cast<unsigned long long>(degrees.size());
+  const auto rank = [count](unsigned long long numerator, unsigned long long denominator) {
+    return static_cast<int64_t>(nearestRank(count, numerator, denominator));
   };
   struct Want {
     int64_t rank;

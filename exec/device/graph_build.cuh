@@ -309,10 +309,10 @@ __global__ void finishSummary(const uint32_t *cumulative, uint32_t bins, uint32_
   for (uint32_t k = 0; k < 2; ++k) {
     const uint32_t *side = cumulative + static_cast<uint64_t>(k) * bins;
     const uint32_t base = k * numNodes; // the in-degrees' total, counted into every out-degree bin
-    out[k][0] = degreeAtRank(side, bins, base, nearestRank(numNodes, 50, 100));
-    out[k][1] = degreeAtRank(side, bins, base, nearestRank(numNodes, 90, 100));
-    out[k][2] = degreeAtRank(side, bins, base, nearestRank(numNodes, 99, 100));
-    out[k][3] = degreeAtRank(side, bins, base, nearestRank(numNodes, 999, 1000));
+    out[k][0] = degreeAtRank(side, bins, base, graph::nearestRank(numNodes, 50, 100));
+    out[k][1] = degreeAtRank(side, bins, base, graph::nearestRank(numNodes, 90, 100));
+    out[k][2] = degreeAtRank(side, bins, base, graph::nearestRank(numNodes, 99, 100));
+    out[k][3] = degreeAtRank(side, bins, base, graph::nearestRank(numNodes, 999, 1000));
     out[k][4] = degreeAtRank(side, bins, base, 1);
   }
 }
