@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Python package from this checkout into a fresh virtual
 # environment, as a user would (pip install ".[test]" builds gnnjit._core with
-# the host compiler), and runs its tests (python/tests; no GPU needed).
+# the host compiler, and with torch in the environment the torch operator
+# library), and runs its tests (python/tests; no GPU needed).
 # GNNJIT_PYTHON_VENV names the environment's folder (default: a new temporary
 # one); extra arguments go to pytest.
 #
@@ -41,6 +42,10 @@ if [[ ! -f $wheels/complete ]]; then
   "$py" -m pip wheel -q -w "$wheels" "${requirements[@]}"
   printf '%s\n' "${requirements[@]}" >"$wheels/complete"
 fi
-"$py" -m pip install -q --no-index --find-links "$wheels" ".[test]"
+# The build requirements and torch first, then gnnjit without build isolation:
+# its build finds this torch and builds the torch operator library against it.
+"$py" -m pip install -q --no-index --find-links "$wheels" "${requirements[@]}"
+"$py" -m pip install -q --no-index --find-links "$wheels" --no-build-isolation ".[test]"
 cd python/tests
-"$py" -m pytest -q -rs "$@"  # -rs: say why the GPU tests skipped
+# The tests then check that the library was built and loaded.
+GNNJIT_EXPECT_TORCH_OPS=1 "$py" -m pytest -q -rs "$@"  # -rs: say why the GPU tests skipped

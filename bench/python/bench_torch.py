@@ -27,6 +27,7 @@ import time
 import torch
 
 import gnnjit
+from gnnjit import _torch_ops
 
 DEFAULT_GRAPHS = ["rmat:scale=20,ef=16,seed=0", "tolokers"]
 OVERHEAD_GRAPH = "tolokers"
@@ -488,6 +489,12 @@ def step_part_calls(layer, num_nodes, edge_index, x, args, device) -> dict:
     }
 
 
+def eager_paths() -> list[str]:
+    """gnnjit's eager paths this install runs: its torch operator library's C++ op (where built, and not turned
+    off by GNNJIT_TORCH_OPS=0), and Python."""
+    return (["torch ops"] if _torch_ops.enabled else []) + ["python"]
+
+
 def step_parts_graph(spec, args, device, write) -> None:
     num_nodes, edge_index = load_graph(spec, device)
     print(graph_summary(spec, num_nodes, edge_index))
@@ -496,14 +503,17 @@ def step_parts_graph(spec, args, device, write) -> None:
           "engine's multithreading off (the backward on the calling thread); 'GPU us': one call's kernels alone "
           "(queued behind a spin kernel). Where GPU us >= 0.8 x host us the loop waited for a full launch queue and "
           "read the GPU's time, not the host's ('bound by' GPU): take the host figures from a smaller graph "
-          "(--graphs cora). 'gnnjit share': the step less the dense part")
+          "(--graphs cora). 'gnnjit share': the step less the dense part. 'eager path': each layer through gnnjit's "
+          "torch operator library (its C++ autograd function; where installed) and through its Python path")
     x = random_features(num_nodes, args.width, device, requires_grad=True)
-    lines = [["layer", "part", "host us", "engine thread off", "GPU us", "bound by"]]
-    for layer in args.layers:
+    lines = [["layer", "eager path", "part", "host us", "engine thread off", "GPU us", "bound by"]]
+    initial = _torch_ops.enabled
+    for layer, path in [(layer, path) for layer in args.layers for path in eager_paths()]:
+        _torch_ops.enabled = path == "torch ops"
         try:
             calls = step_part_calls(layer, num_nodes, edge_index, x, args, device)
         except Exception as error:
-            lines.append([layer, "-", "-", "-", "-", first_line(error)])
+            lines.append([layer, path, "-", "-", "-", "-", first_line(error)])
             continue
         host = {}
         for part, call in calls.items():
@@ -519,17 +529,19 @@ def step_parts_graph(spec, args, device, write) -> None:
             gpu_us = gpu_us_per_call(call, 30, times[0]) if device.type == "cuda" else None
             bound = "-" if gpu_us is None else "GPU" if gpu_us >= 0.8 * times[0] else "host"
             host[part] = times
-            write(dict(mode="step-parts", graph=spec, layer=layer, part=part, host_us=round(times[0], 1),
-                       host_us_engine_thread_off=round(times[1], 1), gpu_us=None if gpu_us is None else round(gpu_us, 1),
-                       bound_by=bound, calls=args.calls, width=args.width, loss=args.loss, device=str(device)))
-            lines.append([layer, part, cell(times[0], "ms"), cell(times[1], "ms"), cell(gpu_us, "ms"), bound])
+            write(dict(mode="step-parts", graph=spec, layer=layer, eager_path=path, part=part,
+                       host_us=round(times[0], 1), host_us_engine_thread_off=round(times[1], 1),
+                       gpu_us=None if gpu_us is None else round(gpu_us, 1), bound_by=bound, calls=args.calls,
+                       width=args.width, loss=args.loss, device=str(device)))
+            lines.append([layer, path, part, cell(times[0], "ms"), cell(times[1], "ms"), cell(gpu_us, "ms"), bound])
         share = [s - d for s, d in zip(host["step"], host["dense part alone (step)"])]
-        write(dict(mode="step-parts", graph=spec, layer=layer, part="gnnjit share", host_us=round(share[0], 1),
-                   host_us_engine_thread_off=round(share[1], 1), width=args.width, loss=args.loss,
-                   device=str(device)))
-        lines.append([layer, "gnnjit share", cell(share[0], "ms"), cell(share[1], "ms"), "", ""])
+        write(dict(mode="step-parts", graph=spec, layer=layer, eager_path=path, part="gnnjit share",
+                   host_us=round(share[0], 1), host_us_engine_thread_off=round(share[1], 1), width=args.width,
+                   loss=args.loss, device=str(device)))
+        lines.append([layer, path, "gnnjit share", cell(share[0], "ms"), cell(share[1], "ms"), "", ""])
         x.grad = None
         free_memory(device)
+    _torch_ops.enabled = initial
     print_columns(lines)
     print()
 

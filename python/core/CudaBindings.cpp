@@ -7,6 +7,7 @@
 // caching allocator). No torch here: the Python side turns tensors into
 // (pointer, rows, cols, row stride).
 #include "python/core/Bindings.h"
+#include "python/core/RunnerBridge.h"
 
 #include "autotune/PlanLayer.h"
 #include "dsl/Layer.h"
@@ -26,6 +27,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstring>
 #include <memory>
 #include <tuple>
 
@@ -224,15 +226,21 @@ public:
   /// backward (pointer, bytes) of every one. The bindings are kept between
   /// calls (only their pointers change), so a call looks up no names here.
   void call(bool backward, const std::vector<int64_t> &flat, uintptr_t stream, uint64_t seed, bool backwardFollows) {
+    callFlat(backward, flat.data(), flat.size(), reinterpret_cast<cudaStream_t>(stream), seed, backwardFollows);
+  }
+  /// call() from a pointer and a count: what the torch library's bridge
+  /// calls.
+  void callFlat(bool backward, const int64_t *flat, size_t count, cudaStream_t s, uint64_t seed,
+                bool backwardFollows) {
     useDevice(graph_.device);
     const lower::Pass pass = backward ? lower::Pass::Backward : lower::Pass::Forward;
     Slots &slots = slotsOf(pass);
     const size_t perSaved = backward ? 2 : 1;
     const size_t expected = 4 * slots.inputs.size() + slots.results.size() + perSaved * slots.saved.size();
-    if (flat.size() != expected)
-      throwInternalError("CudaLayer.call: {} integers for the {} pass; its layout takes {}", flat.size(),
+    if (count != expected)
+      throwInternalError("CudaLayer.call: {} integers for the {} pass; its layout takes {}", count,
                          lower::passName(pass), expected);
-    const int64_t *next = flat.data();
+    const int64_t *next = flat;
     for (exec::DeviceTensor *t : slots.inputs) {
       *t = {reinterpret_cast<float *>(next[0]), next[1], next[2], next[3]};
       next += 4;
@@ -243,7 +251,6 @@ public:
       saved.buffer->data = reinterpret_cast<void *>(*next++);
       saved.buffer->bytes = backward ? static_cast<size_t>(*next++) : saved.bytes;
     }
-    auto *s = reinterpret_cast<cudaStream_t>(stream);
     const runtime::AllocationStream scope(s); // a new graph's first pass allocates its splits and scratch
     runner_->setRandomSeed(seed);
     runner_->setBackwardFollows(backwardFollows);
@@ -319,9 +326,62 @@ private:
   std::unique_ptr<Slots> slots_[2]; ///< forward, backward
 };
 
+/// What the torch library's bridge reports of a failed call.
+int32_t failed(const char *what, GnnjitBridgeStatus status, char *message, size_t capacity) {
+  if (capacity > 0) {
+    std::strncpy(message, what, capacity - 1);
+    message[capacity - 1] = '\0';
+  }
+  return status;
+}
+
+bool outOfMemory(const std::string &what) {
+  return what.find("OutOfMemoryError") != std::string::npos || what.find("out of memory") != std::string::npos;
+}
+
+int32_t bridgeCall(void *runner, int32_t backward, const int64_t *flat, size_t count, void *stream, uint64_t seed,
+                   int32_t backwardFollows, char *message, size_t capacity) {
+  // Under the GIL, as CudaLayer.call from Python: a runner's passes share
+  // state, and the allocator needs the GIL anyway (a lock of our own taken
+  // before it could deadlock against a thread that holds it).
+  nb::gil_scoped_acquire gil;
+  try {
+    static_cast<CudaLayer *>(runner)->callFlat(backward != 0, flat, count, static_cast<cudaStream_t>(stream), seed,
+                                               backwardFollows != 0);
+    return GNNJIT_BRIDGE_OK;
+  } catch (const nb::python_error &e) { // the allocator's
+    const std::string what = e.what();
+    return failed(what.c_str(), outOfMemory(what) ? GNNJIT_BRIDGE_OUT_OF_MEMORY : GNNJIT_BRIDGE_ERROR, message,
+                  capacity);
+  } catch (const std::exception &e) {
+    return failed(e.what(), outOfMemory(e.what()) ? GNNJIT_BRIDGE_OUT_OF_MEMORY : GNNJIT_BRIDGE_ERROR, message,
+                  capacity);
+  } catch (...) {
+    return failed("gnnjit: an unknown error in a layer runner", GNNJIT_BRIDGE_ERROR, message, capacity);
+  }
+}
+
+void bridgeRetain(void *owner) {
+  nb::gil_scoped_acquire gil;
+  nb::handle(static_cast<PyObject *>(owner)).inc_ref();
+}
+
+void bridgeRelease(void *owner) {
+  if (!nb::is_alive())
+    return; // at exit the object is gone with the interpreter
+  nb::gil_scoped_acquire gil;
+  nb::handle(static_cast<PyObject *>(owner)).dec_ref();
+}
+
+const GnnjitRunnerBridge runnerBridge{GNNJIT_RUNNER_BRIDGE_VERSION, &bridgeCall, &bridgeRetain, &bridgeRelease};
+
 } // namespace
 
 void registerCuda(nb::module_ &m) {
+  m.def(
+      "runner_bridge", [] { return reinterpret_cast<uintptr_t>(&runnerBridge); },
+      "the address of the table (python/core/RunnerBridge.h) through which gnnjit's torch operator library runs "
+      "a CudaLayer");
   m.def(
       "saved_layout", [](const dsl::Layer &layer) { return savedLayout(lower::lowerLayer(layer)); }, nb::arg("layer"),
       "(name, width, positions, aliased output or '') of each value the layer's forward saves for its backward "
@@ -399,6 +459,9 @@ void registerCuda(nb::module_ &m) {
       .def(nb::init<nb::object, nb::object>(), nb::arg("plan"), nb::arg("device_graph"))
       .def("saved_values", &CudaLayer::savedValues, "(name, bytes, aliased output or '') of what the forward saves")
       .def("results", &CudaLayer::results, nb::arg("backward"), "(name, rows, width) of a pass's results")
+      .def_prop_ro(
+          "handle", [](CudaLayer &layer) { return reinterpret_cast<uintptr_t>(&layer); },
+          "this runner's address, for runner_bridge()'s call")
       .def("call", &CudaLayer::call, nb::arg("backward"), nb::arg("flat"), nb::arg("stream"), nb::arg("seed") = 0,
            nb::arg("backward_follows") = true,
            "Runs a pass on `stream` from one list of integers: (pointer, rows, cols, row stride) of each input (the "

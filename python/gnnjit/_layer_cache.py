@@ -48,7 +48,9 @@ class _CudaRun:
         self.forward_shapes = [(rows, width) for _, rows, width in forward]
         self.output_slots = [[name for name, _, _ in forward].index(n) for n in self.output_names]
         self.saved_shapes = saved_shapes(spec, graph.num_nodes, graph.index_type)
+        self.spec, self.num_nodes, self.index_type = spec, graph.num_nodes, graph.index_type
         self._backward = None
+        self.torch_runner = None  # gnnjit._torch_ops' Runner of this, made on the first call that takes it
 
     @property
     def backward_results(self) -> tuple:
@@ -129,6 +131,14 @@ def new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> li
                                                                                  index_type(edge_index, num_nodes))]
 
 
+def runner_on(spec: str, layer: _core.Layer, edge_index, edge_weight, num_nodes, self_loops, device) -> _CudaRun:
+    """The compiled layer on the call's graph (built on its first call) on `device`."""
+    if not _current(device):
+        with torch.cuda.device(device):
+            return runner_on(spec, layer, edge_index, edge_weight, num_nodes, self_loops, device)
+    return _cuda_run(spec, layer, entry(edge_index, edge_weight, num_nodes, self_loops), device)
+
+
 def forward_cuda(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed, backward_follows=True):
     """The forward's outputs in the layer's order, then the values it saves, on the inputs' device.
     backward_follows=False (inference): a graph built on the GPU makes only the forward's heavy-row splits."""
@@ -144,7 +154,7 @@ def forward_cuda_run(spec, layer, edge_index, edge_weight, num_nodes, self_loops
         with torch.cuda.device(device):
             return forward_cuda_run(spec, layer, edge_index, edge_weight, num_nodes, self_loops, inputs, seed,
                                     backward_follows)
-    r = _cuda_run(spec, layer, entry(edge_index, edge_weight, num_nodes, self_loops), device)
+    r = runner_on(spec, layer, edge_index, edge_weight, num_nodes, self_loops, device)
     return r, _run_forward(r, inputs, seed, backward_follows)
 
 

@@ -21,6 +21,7 @@ import gnnjit  # noqa: E402
 import gnnjit.dsl  # noqa: E402
 import gnnjit.nn  # noqa: E402
 import gnnjit.ops  # noqa: E402
+from gnnjit import _torch_ops  # noqa: E402
 from gnnjit.graphs import default_cache  # noqa: E402
 from gnnjit.ops import layer_spec  # noqa: E402
 from agreement import assert_grads_near, assert_near  # noqa: E402
@@ -409,8 +410,9 @@ def test_a_dsl_layer_on_cuda_matches_the_reference():
     ("gat", dict(dim=OUT, heads=HEADS, attention_dropout=0.3), "replace"),
 ])
 def test_eager_calls_skip_the_dispatcher_with_the_ops_results(name, options, loops):
-    """run_layer's direct eager path (no dispatcher) gives the op's outputs and gradients bit for bit, and a
-    dispatch mode (what fake tensors and FlopCounterMode are) still sees the op."""
+    """run_layer's direct eager paths (no dispatcher: the torch operator library's C++ autograd function where
+    the package has it, and the Python one) give the op's outputs and gradients bit for bit, and a dispatch mode
+    (what fake tensors and FlopCounterMode are) still sees the op."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     edge_index, _, _ = dataset("cora")
@@ -421,24 +423,29 @@ def test_eager_calls_skip_the_dispatcher_with_the_ops_results(name, options, loo
     values = [torch.randn(1 if spec["kind"] == "param" else n, spec["size"], device=CUDA) for spec in l.inputs]
     seed = gnnjit.ops.dropout_seed() if l.drops_attention else None
     weights = torch.randn(n, l.outputs[0]["size"], device=CUDA)
+    paths = ["op", "python"] + (["torch_ops"] if _torch_ops.loaded else [])
     torch.use_deterministic_algorithms(True)
     try:
         results = []
-        for through_op in (False, True):
+        for path in paths:
+            _torch_ops.enabled = path == "torch_ops"
             leaves = [v.clone().requires_grad_(True) for v in values]
             inputs = {spec["name"]: t.reshape(-1) if spec["kind"] == "param" else t for spec, t in zip(l.inputs, leaves)}
-            if through_op:
+            if path == "op":
                 spec = gnnjit.ops.layer_spec(name, **options)
                 tensors = [t.reshape(1, -1) if s["kind"] == "param" else t for s, t in zip(l.inputs, leaves)]
                 out = gnnjit.ops.layer_forward(spec, edge_index, None, n, loops, tensors, seed)[0]
             else:
                 out = gnnjit.ops.run_layer(layer, edge_index, n, inputs, self_loops=loops, seed=seed)["out"]
+                assert ("CppNode" in out.grad_fn.name()) == (path == "torch_ops"), out.grad_fn.name()
             (out * weights).sum().backward()
             results.append([out.detach()] + [t.grad for t in leaves])
-        for got, want in zip(*results):
-            assert torch.equal(got, want)
+        for path, result in zip(paths[1:], results[1:]):
+            for got, want in zip(result, results[0]):
+                assert torch.equal(got, want), path
     finally:
         torch.use_deterministic_algorithms(False)
+        _torch_ops.enabled = _torch_ops.loaded
 
     class Recorder(TorchDispatchMode):
         def __init__(self):

@@ -1,0 +1,62 @@
+"""gnnjit's torch operator library (python/torch_ops, built with the package where torch was at hand): a layer's
+eager CUDA call, forward and backward, as a C++ autograd function (gnnjit_eager::layer), which runs no Python in
+the backward and takes the forward's tensors, allocations and argument list out of Python. Loaded when the
+package has the library built for this torch's major and minor version; else, and while `enabled` is False
+(GNNJIT_TORCH_OPS=0), gnnjit._eager runs its Python path (the same kernels and results, more host time a
+call)."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from gnnjit import _core
+
+
+def _library_path() -> str:
+    major, minor = torch.__version__.split(".")[:2]
+    return os.path.join(os.path.dirname(__file__), f"_torch_ops_{major}_{minor}.so")
+
+
+def _load() -> bool:
+    path = _library_path()
+    if not os.path.exists(path):
+        return False
+    torch.ops.load_library(path)
+    return True
+
+
+loaded = _load()
+"""Whether this torch's build of the library is installed and loaded."""
+
+enabled = loaded and os.environ.get("GNNJIT_TORCH_OPS", "1").lower() not in ("0", "false", "off")
+"""Whether eager CUDA calls take the library's op: True where it is loaded, unless the environment sets
+GNNJIT_TORCH_OPS=0 (tests and benchmarks set it False to compare the paths)."""
+
+layer_op = torch.ops.gnnjit_eager.layer.default if loaded else None
+
+
+def _pairs(shapes) -> list[int]:
+    return [n for shape in shapes for n in shape]
+
+
+def runner_of(run, backward: bool):
+    """The library's Runner of a compiled layer on a graph (gnnjit._layer_cache._CudaRun), made once and kept
+    with it; with the backward's shapes (its kernels planned) once a call needs them."""
+    runner = run.torch_runner
+    if runner is None:
+        from gnnjit._layers import saved_layout  # here: gnnjit._layers imports nothing of this module's users
+
+        outputs = run.output_names
+        positions = 1 if run.index_type == "int32" else 2
+        saved = []
+        for _, width, is_positions, alias in saved_layout(run.spec):
+            saved += (outputs.index(alias) if alias else -1, run.num_nodes, width, positions if is_positions else 0)
+        runner = run.torch_runner = torch.classes.gnnjit_eager.Runner(
+            _core.runner_bridge(), run.runner.handle, id(run.runner), _pairs(run.forward_shapes), run.output_slots,
+            saved)
+    if backward and not runner.has_backward():
+        shapes, slots = run.backward_results
+        runner.set_backward(_pairs(shapes), [-1 if k is None else k for k in slots])
+    return runner
