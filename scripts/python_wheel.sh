@@ -4,6 +4,8 @@
 # with the interpreter of that Python version here (PYTHON, e.g. a pyenv
 # 3.12), into DIR. The wheel holds the extension and the Python package;
 # it needs the CUDA toolkit's NVRTC and cuSPARSE there, as any install does.
+# GNNJIT_TORCH_DIR (the package folder of a torch of the version that machine
+# has, installed for any Python here) adds the torch operator library.
 #   PYTHON=python3.12 scripts/python_wheel.sh DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
