@@ -50,7 +50,9 @@ class _CudaRun:
         self.saved_shapes = saved_shapes(spec, graph.num_nodes, graph.index_type)
         self.spec, self.num_nodes, self.index_type = spec, graph.num_nodes, graph.index_type
         self._backward = None
-        self.torch_runner = None  # gnnjit._torch_ops' Runner of this, made on the first call that takes it
+        # gnnjit._torch_ops' Runner of this (made on the first call that takes it), its address, and whether it
+        # has the backward's shapes.
+        self.torch_runner, self.torch_runner_address, self.torch_runner_backward = None, 0, False
 
     @property
     def backward_results(self) -> tuple:

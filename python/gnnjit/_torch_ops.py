@@ -41,9 +41,10 @@ def _pairs(shapes) -> list[int]:
     return [n for shape in shapes for n in shape]
 
 
-def runner_of(run, backward: bool):
-    """The library's Runner of a compiled layer on a graph (gnnjit._layer_cache._CudaRun), made once and kept
-    with it; with the backward's shapes (its kernels planned) once a call needs them."""
+def runner_of(run, backward: bool) -> int:
+    """The address of the library's Runner of a compiled layer on a graph (gnnjit._layer_cache._CudaRun), what
+    layer_op takes: made once and kept with `run` (which the caller holds through the call); with the backward's
+    shapes (its kernels planned) once a call needs them."""
     runner = run.torch_runner
     if runner is None:
         from gnnjit._layers import saved_layout  # here: gnnjit._layers imports nothing of this module's users
@@ -56,7 +57,9 @@ def runner_of(run, backward: bool):
         runner = run.torch_runner = torch.classes.gnnjit_eager.Runner(
             _core.runner_bridge(), run.runner.handle, id(run.runner), _pairs(run.forward_shapes), run.output_slots,
             saved)
-    if backward and not runner.has_backward():
+        run.torch_runner_address = runner.address()
+    if backward and not run.torch_runner_backward:
         shapes, slots = run.backward_results
         runner.set_backward(_pairs(shapes), [-1 if k is None else k for k in slots])
-    return runner
+        run.torch_runner_backward = True
+    return run.torch_runner_address

@@ -26,7 +26,7 @@ def test_the_library_is_loaded_where_the_build_had_torch():
     if not _torch_ops.loaded:
         pytest.skip(f"SKIPPED: {_torch_ops._library_path()} is not installed (built without torch at hand)")
     assert _torch_ops.enabled and _torch_ops.layer_op is not None
-    assert "gnnjit_eager.Runner" in str(_torch_ops.layer_op._schema)
+    assert "int runner" in str(_torch_ops.layer_op._schema)
 
 
 needs_library = pytest.mark.skipif(not _torch_ops.loaded, reason="SKIPPED: the torch operator library is not installed")
@@ -49,6 +49,21 @@ def test_a_runner_holds_its_layer_while_it_lives():
     del made
     gc.collect()
     assert sys.getrefcount(owner) == before
+
+
+@needs_library
+def test_the_op_takes_a_runners_address_and_refuses_what_it_cannot_run():
+    owner = object()
+    before = sys.getrefcount(owner)
+    made = runner(owner)
+    assert made.address() != 0 and made.address() != runner(owner).address()
+    with pytest.raises(RuntimeError, match="no runner"):
+        _torch_ops.layer_op(0, [torch.zeros(4, 8)], 0, False)
+    with pytest.raises(RuntimeError, match="runs CUDA tensors"):
+        _torch_ops.layer_op(made.address(), [torch.zeros(4, 8)], 0, False)
+    del made
+    gc.collect()
+    assert sys.getrefcount(owner) == before  # the call's own reference went with it
 
 
 @needs_library

@@ -3,8 +3,8 @@
 // in gnnjit's backward and little in its forward (the Python path's
 // autograd.Function, tensor allocations and argument lists cost 100 us and
 // more a layer on a small graph). gnnjit._torch_ops loads it; gnnjit._eager
-// calls gnnjit_eager::layer for plain eager CUDA calls, with a Runner made
-// once per compiled layer and graph. The runner itself stays in
+// calls gnnjit_eager::layer for plain eager CUDA calls, with the address of
+// a Runner made once per compiled layer and graph. The runner itself stays in
 // gnnjit._core, reached through RunnerBridge.h's C table: this library
 // shares no C++ types with _core and links only torch.
 #include "python/core/RunnerBridge.h"
@@ -258,8 +258,13 @@ bool recordsGradient(at::TensorList inputs) {
   return false;
 }
 
-std::vector<at::Tensor> layer(const c10::intrusive_ptr<Runner> &runner, at::TensorList inputs, int64_t seed,
-                              bool backwardFollows) {
+/// `runner` is the address of a live Runner (Runner.address(); the caller
+/// holds it for the call): a custom-class argument costs some 13 us a call
+/// in torch's Python binding, an int about 1. The call takes its own
+/// reference, which the autograd graph keeps for the backward.
+std::vector<at::Tensor> layer(int64_t address, at::TensorList inputs, int64_t seed, bool backwardFollows) {
+  TORCH_CHECK(address != 0, "gnnjit_eager::layer: no runner");
+  const auto runner = c10::intrusive_ptr<Runner>::unsafe_reclaim_from_nonowning(reinterpret_cast<Runner *>(address));
   if (!recordsGradient(inputs)) // inference: the pass alone, without an autograd function's bookkeeping
     return joined(runForward(*runner, inputs, seed, backwardFollows));
   return EagerLayer::apply(runner, inputs, seed, backwardFollows);
@@ -271,12 +276,11 @@ TORCH_LIBRARY(gnnjit_eager, m) {
   m.class_<Runner>("Runner")
       .def(torch::init<int64_t, int64_t, int64_t, std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>())
       .def("set_backward", &Runner::setBackward)
-      .def("has_backward", &Runner::hasBackward);
+      .def("has_backward", &Runner::hasBackward)
+      .def("address", [](const c10::intrusive_ptr<Runner> &self) { return reinterpret_cast<int64_t>(self.get()); });
   // Composite: the function records itself with autograd; gnnjit._eager
   // calls it only in plain eager mode on CUDA tensors.
-  m.def("layer(__torch__.torch.classes.gnnjit_eager.Runner runner, Tensor[] inputs, int seed, bool backward_follows) "
-        "-> Tensor[]",
-        &layer);
+  m.def("layer(int runner, Tensor[] inputs, int seed, bool backward_follows) -> Tensor[]", &layer);
 }
 
 } // namespace gnnjit::torch_ops
