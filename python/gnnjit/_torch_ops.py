@@ -19,11 +19,20 @@ def _library_path() -> str:
     return os.path.join(os.path.dirname(__file__), f"_torch_ops_{major}_{minor}.so")
 
 
+load_error = ""
+"""Why an installed library did not load (say, it links torch's CUDA libraries and this torch is a CPU build)."""
+
+
 def _load() -> bool:
+    global load_error
     path = _library_path()
     if not os.path.exists(path):
         return False
-    torch.ops.load_library(path)
+    try:
+        torch.ops.load_library(path)
+    except OSError as error:  # this torch lacks a library it links: the Python path serves (CPU torch: no CUDA)
+        load_error = str(error)
+        return False
     return True
 
 

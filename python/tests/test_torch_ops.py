@@ -22,7 +22,8 @@ from gnnjit.graphs import default_cache  # noqa: E402
 
 def test_the_library_is_loaded_where_the_build_had_torch():
     if os.environ.get("GNNJIT_EXPECT_TORCH_OPS", "") in ("1", "true"):
-        assert _torch_ops.loaded, f"{_torch_ops._library_path()} is missing: the build found no torch"
+        assert _torch_ops.loaded, (f"{_torch_ops._library_path()} is missing (the build found no torch) or did not "
+                                   f"load: {_torch_ops.load_error}")
     if not _torch_ops.loaded:
         pytest.skip(f"SKIPPED: {_torch_ops._library_path()} is not installed (built without torch at hand)")
     assert _torch_ops.enabled and _torch_ops.layer_op is not None
