@@ -54,6 +54,7 @@ def bench_layer(name: str, num_nodes: int, edge_index, args, device) -> None:
     print("torch.empty(n, F)             ", t(lambda: torch.empty((num_nodes, args.width), device=device)))
     print("runner lookup                 ", t(lambda: _layer_cache.runner_on(spec, layer, edge_index, None, num_nodes,
                                                                              loops, device)))
+    initial = _torch_ops.enabled
     paths = [True, False] if _torch_ops.loaded else [False]
     with torch.no_grad():
         if _torch_ops.loaded:
@@ -80,7 +81,7 @@ def bench_layer(name: str, num_nodes: int, edge_index, args, device) -> None:
                   t(lambda: torch.autograd.grad(out, leaves, grad, retain_graph=True)))
         finally:
             torch.autograd.set_multithreading_enabled(True)
-    _torch_ops.enabled = _torch_ops.loaded
+    _torch_ops.enabled = initial
     a = torch.randn(num_nodes, args.width, device=device, requires_grad=True)
     print("for scale: torch's a * 2      ", t(lambda: a * 2))
 

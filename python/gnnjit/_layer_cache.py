@@ -116,15 +116,19 @@ def _flat_args(tensors: list[Tensor], flat: list) -> list[Tensor]:
     return rows
 
 
-def saved_shapes(spec: str, num_nodes: int, index: str) -> list[tuple]:
-    """(shape, dtype) of each value the forward saves that aliases no output: floats, or CSR positions of the
-    graph's index type `index`."""
+def saved_values(spec: str, num_nodes: int, index: str) -> list[tuple]:
+    """(aliased output or '', shape, dtype) of each value the forward saves, in saved_layout's order: floats, or
+    CSR positions of the graph's index type `index`."""
     positions = torch.int32 if index == "int32" else torch.int64
     return [
-        ((num_nodes, width), positions if is_positions else torch.float32)
+        (alias, (num_nodes, width), positions if is_positions else torch.float32)
         for _, width, is_positions, alias in saved_layout(spec)
-        if not alias
     ]
+
+
+def saved_shapes(spec: str, num_nodes: int, index: str) -> list[tuple]:
+    """(shape, dtype) of each value the forward saves that aliases no output (the memory the forward gives it)."""
+    return [(shape, dtype) for alias, shape, dtype in saved_values(spec, num_nodes, index) if not alias]
 
 
 def new_saved(spec: str, num_nodes: int, edge_index: Tensor, like: Tensor) -> list[Tensor]:

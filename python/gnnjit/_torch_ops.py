@@ -12,6 +12,7 @@ import os
 import torch
 
 from gnnjit import _core
+from gnnjit._layer_cache import saved_values
 
 
 def _library_path() -> str:
@@ -46,6 +47,10 @@ GNNJIT_TORCH_OPS=0 (tests and benchmarks set it False to compare the paths)."""
 layer_op = torch.ops.gnnjit_eager.layer.default if loaded else None
 
 
+# The dtype codes of gnnjit_eager.Runner's saved values.
+_DTYPE_CODES = {torch.float32: 0, torch.int32: 1, torch.int64: 2}
+
+
 def _pairs(shapes) -> list[int]:
     return [n for shape in shapes for n in shape]
 
@@ -56,18 +61,14 @@ def runner_of(run, backward: bool) -> int:
     shapes (its kernels planned) once a call needs them."""
     runner = run.torch_runner
     if runner is None:
-        from gnnjit._layers import saved_layout  # here: gnnjit._layers imports nothing of this module's users
-
-        outputs = run.output_names
-        positions = 1 if run.index_type == "int32" else 2
         saved = []
-        for _, width, is_positions, alias in saved_layout(run.spec):
-            saved += (outputs.index(alias) if alias else -1, run.num_nodes, width, positions if is_positions else 0)
+        for alias, shape, dtype in saved_values(run.spec, run.num_nodes, run.index_type):
+            saved += (run.output_names.index(alias) if alias else -1, *shape, _DTYPE_CODES[dtype])
         runner = run.torch_runner = torch.classes.gnnjit_eager.Runner(
             _core.runner_bridge(), run.runner.handle, id(run.runner), _pairs(run.forward_shapes), run.output_slots,
             saved)
-        run.torch_runner_address = runner.address()
-    if backward and not run.torch_runner_backward:
+        run.torch_runner_address = runner.address()  # kept: a method call on the object costs some 2 us
+    if backward and not run.torch_runner_backward:  # (and so would runner.has_backward())
         shapes, slots = run.backward_results
         runner.set_backward(_pairs(shapes), [-1 if k is None else k for k in slots])
         run.torch_runner_backward = True
