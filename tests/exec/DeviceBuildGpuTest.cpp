@@ -9,6 +9,7 @@
 #include "UserErrorText.h"
 
 #include "autotune/PlanLayer.h"
+#include "exec/CapturedBuild.h"
 #include "exec/DeviceBuild.h"
 #include "exec/HostTransfer.h"
 #include "exec/LayerRunner.h"
@@ -522,4 +523,119 @@ TEST_CASE("a graph built on the device comes with the splits the graphs before i
   CHECK(results[0] == results[1]); // splits made by the build serve as those made by the passes, bit for bit
   exec::split_forecast::forget();
   CHECK(exec::buildOnDevice(c.u.view, c.build, nullptr)->segmentSplits() == 0);
+}
+
+namespace {
+
+/// `edges` random edges among `nodes` nodes (with loops and duplicates), from `seed`.
+graph::EdgeList randomEdges(int64_t nodes, int64_t edges, uint64_t seed, bool weighted) {
+  graph::EdgeList e;
+  e.numNodes = nodes;
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> node(0, nodes - 1);
+  std::uniform_real_distribution<float> weight(-2.0f, 2.0f);
+  for (int64_t k = 0; k < edges; ++k)
+    weighted ? e.add(node(rng), node(rng), weight(rng)) : e.add(node(rng), node(rng));
+  return e;
+}
+
+/// Sets a captured-build policy for a test, and puts the default back after it.
+struct CapturePolicy {
+  explicit CapturePolicy(exec::captured_build::Policy p) {
+    exec::split_forecast::forget(); // no forecast splits: one key per size and options
+    exec::captured_build::clear();
+    exec::captured_build::setPolicy(p);
+  }
+  ~CapturePolicy() {
+    exec::captured_build::clear();
+    exec::captured_build::setPolicy(exec::captured_build::Policy::OnRepeat);
+  }
+};
+
+} // namespace
+
+TEST_CASE("a captured build, launched and replayed on other edges of the same sizes, is the host's graph") {
+  if (!haveGpu())
+    return;
+  const CapturePolicy always(exec::captured_build::Policy::Always);
+  const exec::captured_build::Counts before = exec::captured_build::counts();
+  int builds = 0;
+  for (bool weighted : {false, true})
+    for (graph::SelfLoops loops : kAllLoopModes)
+      for (graph::IndexType idType : {graph::IndexType::Int32, graph::IndexType::Int64}) {
+        graph::BuildOptions options;
+        options.selfLoops = loops;
+        options.loopWeight = weighted ? 1.0f : 2.0f;
+        // The first is captured and launched; the next two replay it on other edges.
+        for (uint64_t seed : {1, 2, 3}) {
+          checkSameGraph(randomEdges(700, 5000, seed, weighted), options, idType,
+                         fmt::format("captured, seed {}, weighted {}, loops {}, ids {}", seed, weighted,
+                                     static_cast<int>(loops), graph::indexTypeName(idType)));
+          ++builds;
+        }
+      }
+  const exec::captured_build::Counts after = exec::captured_build::counts();
+  CHECK(after.failures == before.failures);
+  CHECK(after.captures - before.captures == 20);
+  CHECK(after.replays - before.replays == 40);
+  CHECK(after.held <= exec::captured_build::kHeld);
+  CHECK(builds == 60);
+  // The shared datasets and generated graphs, captured then replayed on the same edges.
+  for (const char *spec : {"rmat:scale=14,ef=16,seed=3", "grid:rows=50,cols=40"})
+    for (int k = 0; k < 2; ++k)
+      checkSameGraph(graph::generateFromSpec(spec), {}, graph::IndexType::Int64, spec);
+  if (const auto datasets = test::sharedDatasets()) {
+    const graph::Dataset d = graph::loadDatasetFolder(*datasets / "cora");
+    graph::BuildOptions options;
+    options.selfLoops = graph::SelfLoops::AddRemaining;
+    for (int k = 0; k < 2; ++k)
+      checkSameGraph(d.edges, options, graph::IndexType::Int32, "cora, captured");
+  }
+  CHECK(exec::captured_build::counts().failures == before.failures);
+}
+
+TEST_CASE("a captured build refuses bad edges as the direct build does, and goes on") {
+  if (!haveGpu())
+    return;
+  const CapturePolicy always(exec::captured_build::Policy::Always);
+  graph::EdgeList edges = randomEdges(400, 3000, 9, true);
+  const auto hostError = [&] { return test::userErrorText([&] { graph::Graph::fromEdges(edges); }); };
+  const auto deviceError = [&] {
+    const UploadedEdges u = upload(edges, graph::IndexType::Int64);
+    return test::userErrorText([&] { exec::buildOnDevice(u.view, {}, nullptr); });
+  };
+  const graph::EdgeList good = edges;
+  edges.dst[900] = 400;
+  CHECK(deviceError() == hostError()); // captured, launched: refused
+  edges.dst[900] = 3;
+  edges.weight[1200] = std::nanf("");
+  CHECK(deviceError() == hostError()); // replayed: refused
+  CHECK(exec::captured_build::counts().replays >= 1);
+  checkSameGraph(good, {}, graph::IndexType::Int64, "after two refusals"); // the replay still serves
+}
+
+TEST_CASE("captured builds: the default policy captures the second build of the same sizes, none of large ones") {
+  if (!haveGpu())
+    return;
+  const CapturePolicy onRepeat(exec::captured_build::Policy::OnRepeat);
+  const graph::EdgeList edges = randomEdges(500, 4000, 4, false);
+  const UploadedEdges u = upload(edges, graph::IndexType::Int32);
+  exec::buildOnDevice(u.view, {}, nullptr);
+  CHECK(exec::captured_build::counts().captures == 0); // a first sighting runs directly
+  exec::buildOnDevice(u.view, {}, nullptr);
+  CHECK(exec::captured_build::counts().captures == 1);
+  exec::buildOnDevice(u.view, {}, nullptr);
+  CHECK(exec::captured_build::counts().replays == 1);
+  // Past the candidate bound: direct, however often.
+  exec::DeviceEdges large = u.view;
+  large.numNodes = exec::captured_build::kMaxCandidates; // no edges beyond 4000, but the loops added would be
+  graph::BuildOptions add;
+  add.selfLoops = graph::SelfLoops::AddMissing;
+  for (int k = 0; k < 2; ++k)
+    exec::buildOnDevice(large, add, nullptr);
+  CHECK(exec::captured_build::counts().captures == 1);
+  exec::captured_build::setPolicy(exec::captured_build::Policy::Never);
+  for (int k = 0; k < 2; ++k)
+    exec::buildOnDevice(u.view, {}, nullptr);
+  CHECK(exec::captured_build::counts().replays == 1);
 }
