@@ -1,6 +1,5 @@
 #include "exec/DeviceBuild.h"
 
-#include "exec/CapturedBuild.h"
 #include "exec/DeviceBuilder.h"
 #include "exec/SplitForecast.h"
 #include "runtime/CudaCheck.h"
@@ -65,10 +64,7 @@ std::unique_ptr<DeviceGraph> buildOnDevice(const DeviceEdges &edges, const graph
   checkInput(edges, options);
   const runtime::AllocationStream scope(stream);
   const uint64_t number = split_forecast::newGraph();
-  const std::vector<SegmentKey> splits = split_forecast::forecast();
-  if (std::unique_ptr<DeviceGraph> replayed = captured_build::build(edges, options, stream, splits, number))
-    return replayed;
-  DeviceBuilder builder(edges, edges, options, stream, splits, number);
+  DeviceBuilder builder(edges, edges, options, stream, split_forecast::forecast(), number);
   builder.enqueue();
   // The build's one synchronisation.
   void *host = pinnedReadBack((builder.readBackBytes() + sizeof(unsigned long long) - 1) / sizeof(unsigned long long));

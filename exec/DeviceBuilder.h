@@ -36,9 +36,6 @@ public:
   void enqueueReadBack(void *host);
   /// Frees the device summary (stream-ordered), once its copy is queued.
   void releaseSummary() { summary_ = {}; }
-  /// Queues what comes next on `stream` (a build captured on a stream of
-  /// its own finishes on the caller's).
-  void moveTo(cudaStream_t stream) { stream_ = stream; }
   /// The graph, from the numbers read back (the stream synchronised since
   /// the copy): checks the edges (a UserError for the first bad one), then
   /// queues the splits' arrays.

@@ -22,7 +22,6 @@ std::shared_ptr<DeviceAllocator> currentAllocator() {
 }
 
 thread_local std::optional<cudaStream_t> allocationStream;
-thread_local std::optional<cudaStream_t> graphAllocationStream;
 
 void countAllocation(size_t bytes) {
   const size_t now = liveBytes.fetch_add(bytes) + bytes;
@@ -41,26 +40,12 @@ AllocationStream::AllocationStream(cudaStream_t stream) : outer_(allocationStrea
 AllocationStream::~AllocationStream() { allocationStream = outer_; }
 std::optional<cudaStream_t> AllocationStream::current() { return allocationStream; }
 
-GraphAllocations::GraphAllocations(cudaStream_t stream) {
-  if (graphAllocationStream)
-    throwInternalError("graph allocation scopes do not nest");
-  graphAllocationStream = stream;
-}
-GraphAllocations::~GraphAllocations() { graphAllocationStream.reset(); }
-
 DeviceMemoryUse deviceMemoryUse() { return {liveBytes.load(), peakBytes.load()}; }
 void resetDeviceMemoryPeak() { peakBytes.store(liveBytes.load()); }
 
 DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
   if (bytes == 0)
     return; // an empty buffer needs neither memory nor a device
-  if (graphAllocationStream) {
-    graphStream_ = *graphAllocationStream;
-    graphAllocation_ = true;
-    cudaCheck(cudaMallocAsync(&data_, bytes, graphStream_), fmt::format("cudaMallocAsync({} bytes)", bytes));
-    countAllocation(bytes);
-    return;
-  }
   allocator_ = currentAllocator();
   if (allocator_) {
     data_ = allocator_->allocate(bytes);
@@ -72,13 +57,7 @@ DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
 
 DeviceMemory::~DeviceMemory() {
   if (data_) {
-    if (graphAllocation_) {
-      // Inside its capture: the graph's free node. After an abandoned capture
-      // the address was never backed: nothing to free.
-      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-      if (cudaStreamIsCapturing(graphStream_, &status) == cudaSuccess && status == cudaStreamCaptureStatusActive)
-        (void)cudaFreeAsync(data_, graphStream_);
-    } else if (allocator_)
+    if (allocator_)
       allocator_->release(data_, bytes_);
     else
       (void)cudaFree(data_); // a destructor cannot report; a failed free leaks nothing we could reclaim
@@ -88,8 +67,7 @@ DeviceMemory::~DeviceMemory() {
 
 DeviceMemory::DeviceMemory(DeviceMemory &&other) noexcept
     : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)),
-      allocator_(std::move(other.allocator_)), graphStream_(std::exchange(other.graphStream_, nullptr)),
-      graphAllocation_(std::exchange(other.graphAllocation_, false)),
+      allocator_(std::move(other.allocator_)),
       previousUsersPending_(std::exchange(other.previousUsersPending_, false)) {}
 
 DeviceMemory &DeviceMemory::operator=(DeviceMemory &&other) noexcept {
@@ -98,8 +76,6 @@ DeviceMemory &DeviceMemory::operator=(DeviceMemory &&other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
     allocator_ = std::move(other.allocator_);
-    graphStream_ = std::exchange(other.graphStream_, nullptr);
-    graphAllocation_ = std::exchange(other.graphAllocation_, false);
     previousUsersPending_ = std::exchange(other.previousUsersPending_, false);
   }
   return *this;

@@ -58,23 +58,6 @@ private:
   std::optional<cudaStream_t> outer_;
 };
 
-/// While one lives, the device memory its thread allocates comes from
-/// cudaMallocAsync on `stream` and goes back with cudaFreeAsync there,
-/// whatever allocator is installed: under stream capture these become the
-/// captured CUDA graph's own allocation and free nodes (exec/CapturedBuild),
-/// so each replay finds its temporaries where the capture put them, at the
-/// graph's peak, not the sum of them. Memory allocated in a scope must be
-/// freed while its stream is still capturing (a graph allocation is freed
-/// inside its graph); one dropped after an abandoned capture is forgotten.
-/// Scopes do not nest.
-class GraphAllocations {
-public:
-  explicit GraphAllocations(cudaStream_t stream);
-  ~GraphAllocations();
-  GraphAllocations(const GraphAllocations &) = delete;
-  GraphAllocations &operator=(const GraphAllocations &) = delete;
-};
-
 /// Installs `allocator` for allocations made from now on (null: cudaMalloc
 /// again); memory already allocated goes back where it came from.
 void setDeviceAllocator(std::shared_ptr<DeviceAllocator> allocator);
@@ -108,9 +91,7 @@ private:
 
   void *data_ = nullptr;
   size_t bytes_ = 0;
-  std::shared_ptr<DeviceAllocator> allocator_; ///< null: cudaMalloc'd (or a graph allocation)
-  cudaStream_t graphStream_ = nullptr;          ///< a GraphAllocations scope's: freed with cudaFreeAsync there
-  bool graphAllocation_ = false;
+  std::shared_ptr<DeviceAllocator> allocator_; ///< null: cudaMalloc'd
   bool previousUsersPending_ = false;           ///< from an allocator, not yet synchronised with
 };
 

@@ -515,8 +515,6 @@ def main(argv=None) -> int:
         except Exception as error:  # a graph that cannot be loaded: the others still run
             print(f"{spec}: {type(error).__name__}: {error}\n")
         free_memory(device)
-    if device.type == "cuda":  # how many new graphs' builds replayed a captured CUDA graph (exec/CapturedBuild.h)
-        print("device builds captured as CUDA graphs (GNNJIT_CAPTURED_BUILD=0: none):", gnnjit._core.captured_builds())
     return 0
 
 

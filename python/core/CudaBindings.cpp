@@ -11,7 +11,6 @@
 
 #include "autotune/PlanLayer.h"
 #include "dsl/Layer.h"
-#include "exec/CapturedBuild.h"
 #include "exec/DeviceBuild.h"
 #include "exec/DeviceGraph.h"
 #include "exec/LayerRunner.h"
@@ -408,22 +407,6 @@ void registerCuda(nb::module_ &m) {
   m.def("forget_split_forecast", &exec::split_forecast::forget,
         "Forgets which heavy-row splits earlier graphs built on the GPU were asked for, so that the next build "
         "makes none ahead (for tests that count splits)");
-  m.def(
-      "captured_builds",
-      [] {
-        const exec::captured_build::Counts c = exec::captured_build::counts();
-        nb::dict d;
-        d["held"] = c.held;
-        d["captures"] = c.captures;
-        d["replays"] = c.replays;
-        d["failures"] = c.failures;
-        return d;
-      },
-      "What the device build's CUDA-graph captures have done so far (exec/CapturedBuild.h): builds captured "
-      "and held now, replays, failed captures");
-  m.def(
-      "clear_captured_builds", &exec::captured_build::clear,
-      "Drops the captured device builds (their CUDA graph memory goes back to the device) and what was seen");
 
   nb::class_<PyDeviceGraph>(m, "DeviceGraph",
                             "A graph's arrays on one CUDA device: uploaded from a gnnjit.Graph as layers need them, "

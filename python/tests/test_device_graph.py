@@ -217,25 +217,3 @@ def test_gcn_agrees_with_the_reference_call_after_call(built, deterministic, wei
                                        msg=lambda m: f"call {call}, gradient: {m}")
     finally:
         torch.use_deterministic_algorithms(before)
-
-
-def test_a_repeated_build_is_captured_and_replayed_bit_for_bit():
-    """Edges of the same sizes a second time: the build is captured as a CUDA graph, then replayed for the next
-    ones (exec/CapturedBuild.h), each graph the host build of its own edges."""
-    _core.clear_captured_builds()
-    _core.forget_split_forecast()
-    before = _core.captured_builds()
-    weight = None
-    for seed in range(4):
-        edge_index, weight = awkward_edges(seed=seed)
-        entry = GraphCache().entry(edge_index, 200, weight, "add_remaining")
-        host = build_graph(edge_index.cpu(), 200, weight.cpu(), "add_remaining")
-        back, want = entry.graph.incoming(), host.incoming()
-        for name in ("offsets", "indices", "edge_ids"):  # weights: the C++ suite compares them
-            assert (back[name] == want[name]).all(), (seed, name)
-    after = _core.captured_builds()
-    assert after["failures"] == before["failures"]
-    assert after["captures"] - before["captures"] == 1  # the second build
-    assert after["replays"] - before["replays"] == 2  # the third and fourth
-    _core.clear_captured_builds()
-    assert _core.captured_builds()["held"] == 0
