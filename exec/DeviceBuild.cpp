@@ -64,7 +64,7 @@ std::unique_ptr<DeviceGraph> buildOnDevice(const DeviceEdges &edges, const graph
   checkInput(edges, options);
   const runtime::AllocationStream scope(stream);
   const uint64_t number = split_forecast::newGraph();
-  DeviceBuilder builder(edges, edges, options, stream, split_forecast::forecast(), number);
+  DeviceBuilder builder(edges, options, stream, split_forecast::forecast(), number);
   builder.enqueue();
   // The build's one synchronisation.
   void *host = pinnedReadBack((builder.readBackBytes() + sizeof(unsigned long long) - 1) / sizeof(unsigned long long));

@@ -149,13 +149,13 @@ template <typename Key> struct DeviceBuilder::Candidates {
   runtime::DeviceMemory addedRank, lastLoop;
 };
 
-DeviceBuilder::DeviceBuilder(const DeviceEdges &read, const DeviceEdges &reported, const graph::BuildOptions &options,
-                             cudaStream_t stream, std::vector<SegmentKey> splits, uint64_t number)
-    : read_(read), reported_(reported), stream_(stream), mode_(loopMode(options.selfLoops)),
-      numEdges_(static_cast<uint32_t>(read.numEdges)), numNodes_(static_cast<uint32_t>(read.numNodes)),
+DeviceBuilder::DeviceBuilder(const DeviceEdges &edges, const graph::BuildOptions &options, cudaStream_t stream,
+                             std::vector<SegmentKey> splits, uint64_t number)
+    : edges_(edges), stream_(stream), mode_(loopMode(options.selfLoops)),
+      numEdges_(static_cast<uint32_t>(edges.numEdges)), numNodes_(static_cast<uint32_t>(edges.numNodes)),
       adds_(graph::addsSelfLoops(options.selfLoops)), count_(numEdges_ + (adds_ ? numNodes_ : 0)),
-      weighted_(graph::buildsWeights(read.weights != nullptr, options)), loopWeight_(options.loopWeight),
-      index_(chooseIndex(options.index, read.numNodes, static_cast<int64_t>(count_))),
+      weighted_(graph::buildsWeights(edges.weights != nullptr, options)), loopWeight_(options.loopWeight),
+      index_(chooseIndex(options.index, edges.numNodes, static_cast<int64_t>(count_))),
       srcBits_(bitsFor(numNodes_ == 0 ? 0 : numNodes_ - 1)),
       rowBits_(mode_ == build::kKeep ? srcBits_ : bitsFor(numNodes_)), splits_(std::move(splits)) {
   built_.number = number;
@@ -166,8 +166,8 @@ build::Summary *DeviceBuilder::summary() { return typed<build::Summary>(summary_
 /// Where the forecast splits' totals go: after the summary.
 unsigned long long *DeviceBuilder::splitTotals() { return typed<unsigned long long>(summary_) + kSummaryWords; }
 
-size_t DeviceBuilder::readBackBytes(size_t splits) {
-  return sizeof(build::Summary) + 2 * splits * sizeof(unsigned long long);
+size_t DeviceBuilder::readBackBytes() const {
+  return sizeof(build::Summary) + 2 * splits_.size() * sizeof(unsigned long long);
 }
 
 void DeviceBuilder::enqueue() {
@@ -175,7 +175,7 @@ void DeviceBuilder::enqueue() {
   summary_ = runtime::DeviceMemory(readBackBytes());
   GNNJIT_CUDA_CHECK(cudaMemsetAsync(summary_.data(), 0, sizeof(build::Summary), stream_));
   emitGraph();
-  starts_ = countSegmentsOnDevice(splitRequests(), index_, read_.numNodes, splitTotals(), stream_);
+  starts_ = countSegmentsOnDevice(splitRequests(), index_, edges_.numNodes, splitTotals(), stream_);
 }
 
 void DeviceBuilder::enqueueReadBack(void *host) {
@@ -188,7 +188,7 @@ std::unique_ptr<DeviceGraph> DeviceBuilder::finish(const void *readBack) {
   checkEdges(summary);
   std::vector<HeavySegments> made =
       fillSegmentsOnDevice(splitRequests(), starts_, static_cast<const unsigned long long *>(readBack) + kSummaryWords,
-                           index_, read_.numNodes, stream_);
+                           index_, edges_.numNodes, stream_);
   for (size_t k = 0; k < splits_.size(); ++k)
     built_.splits.emplace_back(splits_[k], std::move(made[k]));
   return std::make_unique<DeviceGraph>(finishBuilt(summary));
@@ -217,7 +217,7 @@ template <typename Key> DeviceBuilder::Candidates<Key> DeviceBuilder::markCandid
   runtime::DeviceMemory hasLoop = words(mode_ == build::kAddMissing ? numNodes_ : 0);
   runtime::DeviceMemory kept = words(mode_ == build::kAddMissing ? numNodes_ : 0);
   runtime::DeviceMemory lastLoop, addedRank;
-  if (mode_ == build::kAddRemaining && read_.weights != nullptr)
+  if (mode_ == build::kAddRemaining && edges_.weights != nullptr)
     lastLoop = words(numNodes_);
   if (mode_ == build::kAddMissing)
     addedRank = words(numNodes_);
@@ -232,13 +232,13 @@ template <typename Key> DeviceBuilder::Candidates<Key> DeviceBuilder::markCandid
                                  typed<uint32_t>(lastLoop),
                                  typed<uint32_t>(kept),
                                  typed<uint32_t>(addedRank)};
-  if (read_.idType == graph::IndexType::Int32)
-    GNNJIT_CUDA_CHECK(build::markInputEdges(static_cast<const int32_t *>(read_.src),
-                                            static_cast<const int32_t *>(read_.dst), read_.weights, numEdges_,
+  if (edges_.idType == graph::IndexType::Int32)
+    GNNJIT_CUDA_CHECK(build::markInputEdges(static_cast<const int32_t *>(edges_.src),
+                                            static_cast<const int32_t *>(edges_.dst), edges_.weights, numEdges_,
                                             numNodes_, mode_, a, summary(), stream_));
   else
-    GNNJIT_CUDA_CHECK(build::markInputEdges(static_cast<const int64_t *>(read_.src),
-                                            static_cast<const int64_t *>(read_.dst), read_.weights, numEdges_,
+    GNNJIT_CUDA_CHECK(build::markInputEdges(static_cast<const int64_t *>(edges_.src),
+                                            static_cast<const int64_t *>(edges_.dst), edges_.weights, numEdges_,
                                             numNodes_, mode_, a, summary(), stream_));
   if (adds_) {
     GNNJIT_CUDA_CHECK(build::markAddedLoops(numEdges_, numNodes_, mode_, a, summary(), stream_));
@@ -287,7 +287,7 @@ template <typename Index, typename Key> void DeviceBuilder::emit() {
                                      c.pairs.value(),
                                      typed<uint32_t>(c.addedRank),
                                      typed<uint32_t>(c.lastLoop),
-                                     read_.weights,
+                                     edges_.weights,
                                      loopWeight_,
                                      count_,
                                      numEdges_,
@@ -350,29 +350,29 @@ void DeviceBuilder::checkEdges(const build::Summary &s) const {
   const unsigned long long k = std::min(badEdge, badWeight);
   if (k == kNone)
     return;
-  const size_t idBytes = reported_.idType == graph::IndexType::Int32 ? 4 : 8;
+  const size_t idBytes = edges_.idType == graph::IndexType::Int32 ? 4 : 8;
   int64_t ends[2] = {0, 0};
   for (int side = 0; side < 2; ++side) {
-    const auto *base = static_cast<const char *>(side == 0 ? reported_.src : reported_.dst) + k * idBytes;
+    const auto *base = static_cast<const char *>(side == 0 ? edges_.src : edges_.dst) + k * idBytes;
     int64_t value = 0;
     GNNJIT_CUDA_CHECK(cudaMemcpy(&value, base, idBytes, cudaMemcpyDeviceToHost));
     ends[side] = idBytes == 4 ? static_cast<int64_t>(static_cast<int32_t>(value)) : value;
   }
-  const int64_t n = reported_.numNodes;
+  const int64_t n = edges_.numNodes;
   if (badEdge <= badWeight)
     throwUserError("edge {} ({} -> {}) names node {}, but the graph has {} nodes (valid ids are 0..{})", k, ends[0],
                    ends[1], (ends[0] < 0 || ends[0] >= n) ? ends[0] : ends[1], n, n - 1);
   float w = 0;
-  GNNJIT_CUDA_CHECK(cudaMemcpy(&w, reported_.weights + k, sizeof(float), cudaMemcpyDeviceToHost));
+  GNNJIT_CUDA_CHECK(cudaMemcpy(&w, edges_.weights + k, sizeof(float), cudaMemcpyDeviceToHost));
   throwUserError("edge {} ({} -> {}) has weight {}; edge weights must be finite", k, ends[0], ends[1], w);
 }
 
 DeviceBuilt DeviceBuilder::finishBuilt(const build::Summary &s) {
-  const int64_t nodes = read_.numNodes, stored = static_cast<int64_t>(s.numEdges);
+  const int64_t nodes = edges_.numNodes, stored = static_cast<int64_t>(s.numEdges);
   built_.numNodes = nodes;
   built_.numEdges = stored;
-  built_.numInputEdges = read_.numEdges;
-  built_.numEdgeIds = read_.numEdges + (adds_ ? static_cast<int64_t>(s.addedEdges) : 0);
+  built_.numInputEdges = edges_.numEdges;
+  built_.numEdgeIds = edges_.numEdges + (adds_ ? static_cast<int64_t>(s.addedEdges) : 0);
   built_.index = index_;
   built_.weighted = weighted_;
   graph::DegreeStats &st = built_.stats;

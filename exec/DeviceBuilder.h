@@ -1,9 +1,10 @@
 // The device build's steps (exec/DeviceBuild.h's buildOnDevice runs them in
 // order): what it queues before its one read-back, the read-back, and what
-// it does with the numbers read back. Split so that a build can be queued
-// under stream capture and replayed (exec/CapturedBuild.h): everything
-// before the read-back depends on the sizes and options alone, never on
-// values read from the device.
+// it does with the numbers read back. Everything before the read-back
+// depends on the sizes and options alone, never on values read from the
+// device, so the queued part could be captured and replayed; that was built
+// and measured on an H100, and did not pay: a small graph's build is bound
+// by its kernels' GPU time, not by the host's launches (docs/benchmarks.md).
 #pragma once
 
 #include "exec/DeviceBuild.h"
@@ -12,51 +13,28 @@
 
 #include <cstddef>
 #include <memory>
-#include <type_traits>
 #include <vector>
 
 namespace gnnjit::exec {
 
 class DeviceBuilder {
 public:
-  /// A build of `read` (the arrays its kernels read) on `stream`, making
-  /// `splits` (exec/SplitForecast.h) ahead; errors name the edges of
-  /// `reported` (the caller's arrays: the same as `read`, or what `read`
-  /// was copied from). The graph gets `number` (split_forecast::newGraph).
-  DeviceBuilder(const DeviceEdges &read, const DeviceEdges &reported, const graph::BuildOptions &options,
-                cudaStream_t stream, std::vector<SegmentKey> splits, uint64_t number);
+  /// A build of `edges` on `stream`, making `splits` (exec/SplitForecast.h)
+  /// ahead. The graph gets `number` (split_forecast::newGraph).
+  DeviceBuilder(const DeviceEdges &edges, const graph::BuildOptions &options, cudaStream_t stream,
+                std::vector<SegmentKey> splits, uint64_t number);
 
   /// Queues everything before the read-back: both CSRs, the degree
   /// statistics and the forecast splits' counts.
   void enqueue();
   /// Bytes the read-back copies: the summary and two totals per split.
-  size_t readBackBytes() const { return readBackBytes(splits_.size()); }
-  static size_t readBackBytes(size_t splits);
+  size_t readBackBytes() const;
   /// Queues the copy of the read-back into `host` (pinned, readBackBytes()).
   void enqueueReadBack(void *host);
-  /// Frees the device summary (stream-ordered), once its copy is queued.
-  void releaseSummary() { summary_ = {}; }
   /// The graph, from the numbers read back (the stream synchronised since
   /// the copy): checks the edges (a UserError for the first bad one), then
   /// queues the splits' arrays.
   std::unique_ptr<DeviceGraph> finish(const void *readBack);
-
-  /// Calls f on each array enqueue() makes that finish() reads or the graph
-  /// keeps (DeviceMemory& or DeviceBuffer<float>&), in an order fixed by
-  /// the sizes and options, empty ones included. Before enqueue() they are
-  /// all empty: a replay fills them with arrays of the captured sizes.
-  template <typename F> void forEachResult(F &&f) {
-    starts_.resize(splits_.size());
-    for (DeviceCsrArrays *csr : {&built_.incoming, &built_.outgoing}) {
-      f(csr->offsets);
-      f(csr->indices);
-      f(csr->edgeIds);
-      f(csr->peerPositions);
-      f(csr->weights);
-    }
-    for (runtime::DeviceMemory &s : starts_)
-      f(s);
-  }
 
 private:
   template <typename Key> struct Candidates;
@@ -72,7 +50,7 @@ private:
   void checkEdges(const build::Summary &s) const;
   DeviceBuilt finishBuilt(const build::Summary &s);
 
-  const DeviceEdges read_, reported_;
+  const DeviceEdges edges_;
   cudaStream_t stream_;
   build::LoopMode mode_;
   uint32_t numEdges_, numNodes_;
