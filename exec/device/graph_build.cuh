@@ -296,12 +296,12 @@ __device__ inline unsigned long long degreeAtRank(const uint32_t *cumulative, ui
   return lo;
 }
 
-/// One warp, ten of its threads a search each: the percentiles (50, 90, 99, 99.9) and
-/// min of in- and out-degrees from their histogram scanned across both
-/// sides (degreeSums set the max), and the stored edge count. In parallel
-/// because each binary search is a chain of dependent loads: one thread
-/// doing all ten took 17-31 us on pubmed and tolokers (ncu), a sixth of the
-/// build.
+/// One warp, ten of its threads a search each: the percentiles (50, 90,
+/// 99, 99.9) and min of in- and out-degrees from their histogram scanned
+/// across both sides (degreeSums set the max), and the stored edge count.
+/// In parallel because each binary search is a chain of dependent loads:
+/// one thread doing all ten took 17 us of pubmed's build and 31 of
+/// tolokers' (ncu, H100), an eighth to a sixth of it.
 template <typename Index>
 __global__ void finishSummary(const uint32_t *cumulative, uint32_t bins, uint32_t numNodes, const Index *inOffsets,
                               Summary *summary) {
