@@ -13,27 +13,25 @@ namespace gnnjit::exec {
 
 namespace {
 
-/// Pinned host memory of at least `words` words for the read-back, one
+/// Pinned host memory of at least `bytes` for the read-back, one
 /// buffer per thread, grown as needed and kept: a copy into pageable memory
 /// is staged through a driver buffer, into pinned memory it is one DMA.
-unsigned long long *pinnedReadBack(size_t words) {
+void *pinnedReadBack(size_t bytes) {
   struct Pinned {
-    unsigned long long *data = nullptr;
-    size_t words = 0;
+    void *data = nullptr;
+    size_t bytes = 0;
     ~Pinned() {
       if (data != nullptr)
         cudaFreeHost(data); // at exit the runtime may be gone: nothing to report to
     }
   };
   thread_local Pinned pinned;
-  if (pinned.words < words) {
+  if (pinned.bytes < bytes) {
     if (pinned.data != nullptr)
       GNNJIT_CUDA_CHECK(cudaFreeHost(std::exchange(pinned.data, nullptr)));
-    pinned.words = 0;
-    void *data = nullptr;
-    GNNJIT_CUDA_CHECK(cudaMallocHost(&data, words * sizeof(unsigned long long)));
-    pinned.data = static_cast<unsigned long long *>(data);
-    pinned.words = words;
+    pinned.bytes = 0;
+    GNNJIT_CUDA_CHECK(cudaMallocHost(&pinned.data, bytes));
+    pinned.bytes = bytes;
   }
   return pinned.data;
 }
@@ -67,7 +65,7 @@ std::unique_ptr<DeviceGraph> buildOnDevice(const DeviceEdges &edges, const graph
   DeviceBuilder builder(edges, options, stream, split_forecast::forecast(), number);
   builder.enqueue();
   // The build's one synchronisation.
-  void *host = pinnedReadBack((builder.readBackBytes() + sizeof(unsigned long long) - 1) / sizeof(unsigned long long));
+  void *host = pinnedReadBack(builder.readBackBytes());
   builder.enqueueReadBack(host);
   GNNJIT_CUDA_CHECK(cudaStreamSynchronize(stream));
   return builder.finish(host);

@@ -183,12 +183,16 @@ void DeviceBuilder::enqueueReadBack(void *host) {
 }
 
 std::unique_ptr<DeviceGraph> DeviceBuilder::finish(const void *readBack) {
+  // Copied out first, as the build did before its steps were split: the
+  // buffer (a thread's pinned one) is not read again once the allocations
+  // below may call back into the caller.
+  const auto *words = static_cast<const unsigned long long *>(readBack);
+  const std::vector<unsigned long long> numbers(words, words + readBackBytes() / sizeof(unsigned long long));
   build::Summary summary{};
-  std::memcpy(&summary, readBack, sizeof(summary));
+  std::memcpy(&summary, numbers.data(), sizeof(summary));
   checkEdges(summary);
-  std::vector<HeavySegments> made =
-      fillSegmentsOnDevice(splitRequests(), starts_, static_cast<const unsigned long long *>(readBack) + kSummaryWords,
-                           index_, edges_.numNodes, stream_);
+  std::vector<HeavySegments> made = fillSegmentsOnDevice(splitRequests(), starts_, numbers.data() + kSummaryWords,
+                                                         index_, edges_.numNodes, stream_);
   for (size_t k = 0; k < splits_.size(); ++k)
     built_.splits.emplace_back(splits_[k], std::move(made[k]));
   return std::make_unique<DeviceGraph>(finishBuilt(summary));
