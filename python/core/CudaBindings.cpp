@@ -7,6 +7,7 @@
 // caching allocator). No torch here: the Python side turns tensors into
 // (pointer, rows, cols, row stride).
 #include "python/core/Bindings.h"
+#include "python/core/AllocatorBridge.h"
 #include "python/core/RunnerBridge.h"
 
 #include "autotune/PlanLayer.h"
@@ -29,6 +30,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 namespace nb = nanobind;
@@ -60,10 +62,15 @@ SavedLayout savedLayout(const lower::LoweredLayer &lowered) {
 /// (torch's builtin raw_alloc, which skips the public wrapper's Python
 /// work: some 25 us an allocation, and a graph built per step makes dozens),
 /// where a runtime::AllocationStream scope names the stream without asking.
+/// With `native` (the torch operator library's AllocatorBridge.h table) an
+/// allocation and a free call torch's allocator directly, with no GIL or
+/// Python; the callables serve only an allocation the table refused, so
+/// that torch raises its own error (out of memory) with its message.
 class PythonAllocator : public runtime::DeviceAllocator {
 public:
-  PythonAllocator(nb::callable allocate, nb::callable release, nb::object stream)
-      : allocate_(std::move(allocate)), release_(std::move(release)), stream_(std::move(stream)) {}
+  PythonAllocator(nb::callable allocate, nb::callable release, nb::object stream,
+                  const GnnjitAllocatorBridge *native)
+      : allocate_(std::move(allocate)), release_(std::move(release)), stream_(std::move(stream)), native_(native) {}
   ~PythonAllocator() override {
     if (!nb::is_alive()) { // the interpreter is gone: the callables' references with it
       allocate_.release();
@@ -78,10 +85,14 @@ public:
   }
 
   void *allocate(size_t bytes) override {
+    const std::optional<cudaStream_t> stream = runtime::AllocationStream::current();
+    if (native_ != nullptr)
+      if (void *data = native_->allocate(bytes, stream ? static_cast<void *>(*stream) : nullptr))
+        return data;
     nb::gil_scoped_acquire gil;
     if (stream_.is_none())
       return reinterpret_cast<void *>(nb::cast<uintptr_t>(allocate_(bytes)));
-    if (const std::optional<cudaStream_t> stream = runtime::AllocationStream::current())
+    if (stream)
       return reinterpret_cast<void *>(nb::cast<uintptr_t>(allocate_(bytes, reinterpret_cast<uintptr_t>(*stream))));
     int device = 0;
     runtime::cudaCheck(cudaGetDevice(&device), "cudaGetDevice");
@@ -90,6 +101,8 @@ public:
   void release(void *data, size_t) noexcept override {
     if (!nb::is_alive())
       return; // at exit the allocator is gone, and its memory with the process
+    if (native_ != nullptr)
+      return native_->release(data); // the same caching allocator as the callables'
     nb::gil_scoped_acquire gil;
     try {
       release_(reinterpret_cast<uintptr_t>(data));
@@ -100,7 +113,20 @@ public:
 
 private:
   nb::object allocate_, release_, stream_;
+  const GnnjitAllocatorBridge *native_;
 };
+
+/// The torch operator library's allocator table at `address` (0: none).
+const GnnjitAllocatorBridge *allocatorBridge(uintptr_t address) {
+  if (address == 0)
+    return nullptr;
+  const auto *bridge = reinterpret_cast<const GnnjitAllocatorBridge *>(address);
+  if (bridge->version != GNNJIT_ALLOCATOR_BRIDGE_VERSION)
+    throwUserError("gnnjit's torch operator library and gnnjit._core disagree on their allocator table's version "
+                   "({} and {}); reinstall gnnjit",
+                   bridge->version, GNNJIT_ALLOCATOR_BRIDGE_VERSION);
+  return bridge;
+}
 
 void useDevice(int device) {
   if (!runtime::hasCudaDevice())
@@ -389,18 +415,24 @@ void registerCuda(nb::module_ &m) {
   m.def("cuda_available", &runtime::hasCudaDevice, "whether a CUDA device and driver are visible");
   m.def(
       "set_device_allocator",
-      [](nb::object allocate, nb::object release, nb::object stream) {
+      [](nb::object allocate, nb::object release, nb::object stream, uintptr_t native) {
         if (allocate.is_none() != release.is_none())
           throwUserError("set_device_allocator takes both allocate and free, or neither");
+        if (allocate.is_none() && native != 0)
+          throwUserError("set_device_allocator: a native allocator table needs allocate and free beside it");
         runtime::setDeviceAllocator(allocate.is_none() ? nullptr
                                                        : std::make_shared<PythonAllocator>(nb::borrow<nb::callable>(allocate),
                                                                                            nb::borrow<nb::callable>(release),
-                                                                                           std::move(stream)));
+                                                                                           std::move(stream),
+                                                                                           allocatorBridge(native)));
       },
       nb::arg("allocate").none(), nb::arg("free").none(), nb::arg("stream").none() = nb::none(),
+      nb::arg("native") = 0,
       "Device memory gnnjit allocates from now on comes from allocate(bytes) -> pointer, or with `stream` given "
       "allocate(bytes, stream(device)) on the current device, and goes back through free(pointer) (None, None: "
-      "cudaMalloc)");
+      "cudaMalloc). `native`, the address of the torch operator library's allocator table "
+      "(torch.ops.gnnjit_eager.allocator_bridge()), takes the same allocator's memory without Python, the "
+      "callables serving only what it refuses");
   m.def(
       "device_memory_in_use", [] { return runtime::deviceMemoryUse().live; },
       "bytes of device memory gnnjit holds now (graphs' arrays, runners' scratch)");

@@ -19,10 +19,18 @@ def install_allocator() -> None:
         raw_alloc = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_alloc", None)
         raw_delete = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_delete", None)
         if None not in (raw_alloc, raw_delete, _raw_stream):
-            _core.set_device_allocator(raw_alloc, raw_delete, _raw_stream)
+            _core.set_device_allocator(raw_alloc, raw_delete, _raw_stream, _native_allocator())
         else:
             _core.set_device_allocator(torch.cuda.caching_allocator_alloc, torch.cuda.caching_allocator_delete)
         _allocator_installed = True
+
+
+def _native_allocator() -> int:
+    """The torch operator library's table of the same allocator without Python (0: the library is not loaded,
+    or GNNJIT_TORCH_OPS=0 turned it off)."""
+    from gnnjit import _torch_ops  # here, not at the top: it imports gnnjit._layer_cache, which imports this
+
+    return _torch_ops.allocator_bridge() if _torch_ops.enabled else 0
 
 
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)

@@ -47,6 +47,12 @@ GNNJIT_TORCH_OPS=0 (tests and benchmarks set it False to compare the paths)."""
 layer_op = torch.ops.gnnjit_eager.layer.default if loaded else None
 
 
+def allocator_bridge() -> int:
+    """The address of the library's table of torch's caching allocator (python/core/AllocatorBridge.h), which
+    gnnjit._core calls for its device memory instead of torch's Python functions."""
+    return torch.ops.gnnjit_eager.allocator_bridge()
+
+
 # The dtype codes of gnnjit_eager.Runner's saved values.
 _DTYPE_CODES = {torch.float32: 0, torch.int32: 1, torch.int64: 2}
 

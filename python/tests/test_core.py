@@ -205,3 +205,13 @@ def test_the_device_allocator_takes_both_functions_or_neither():
     with pytest.raises(gnnjit.Error, match="both allocate and free"):
         gnnjit._core.set_device_allocator(lambda n: 0, None)
     gnnjit._core.set_device_allocator(None, None)  # back to cudaMalloc
+    with pytest.raises(gnnjit.Error, match="native allocator table needs allocate and free"):
+        gnnjit._core.set_device_allocator(None, None, native=1)
+
+
+def test_the_device_allocator_refuses_a_native_table_of_another_version():
+    import ctypes
+
+    table = (ctypes.c_uint64 * 3)(99, 0, 0)  # version 99, no functions: refused before any is called
+    with pytest.raises(gnnjit.Error, match=r"allocator table's version \(99 and 1\)"):
+        gnnjit._core.set_device_allocator(lambda n, s: 0, lambda p: None, lambda d: 0, native=ctypes.addressof(table))

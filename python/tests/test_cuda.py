@@ -364,6 +364,34 @@ def test_gnnjit_memory_is_torch_memory():
     assert torch.cuda.memory_allocated() - before_torch >= ours  # counted by torch, as part of its own
 
 
+@pytest.mark.skipif(not _torch_ops.loaded, reason="the torch operator library is not built for this torch")
+def test_the_native_allocator_table_is_torchs_caching_allocator():
+    """The torch operator library's allocator table (what gnnjit._core uses for its memory where the library
+    loads): memory torch counts, on the stream asked or the current one, back to torch on release, and null,
+    not an exception across the C boundary, where torch refuses (gnnjit then asks torch's Python function,
+    which raises torch's own out-of-memory error)."""
+    import ctypes
+
+    class Bridge(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32),
+                    ("allocate", ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)),
+                    ("release", ctypes.CFUNCTYPE(None, ctypes.c_void_p))]
+
+    bridge = Bridge.from_address(_torch_ops.allocator_bridge())
+    assert bridge.version == 1
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    side = torch.cuda.Stream()
+    for stream in (None, side.cuda_stream):
+        pointer = bridge.allocate(1 << 20, stream)
+        assert pointer
+        assert torch.cuda.memory_allocated() - before >= 1 << 20
+        bridge.release(pointer)
+        assert torch.cuda.memory_allocated() == before
+    assert not bridge.allocate(1 << 60, None)  # more than any device: refused, reported as null
+    assert torch.cuda.memory_allocated() == before
+
+
 def test_bad_inputs_on_cuda_are_refused():
     edge_index, x, _ = dataset("cora")
     with pytest.raises(gnnjit.Error, match="float32"):
