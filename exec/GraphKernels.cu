@@ -109,7 +109,7 @@ template cudaError_t degreeSums<int64_t>(const int64_t *, const int64_t *, const
 template <typename Index>
 cudaError_t finishSummary(const DegreeHistogram &cumulative, uint32_t numNodes, const Index *inOffsets,
                           Summary *summary, cudaStream_t stream) {
-  kernels::finishSummary<Index><<<1, 1, 0, stream>>>(cumulative.counts, cumulative.bins, numNodes, inOffsets, summary);
+  kernels::finishSummary<Index><<<1, 32, 0, stream>>>(cumulative.counts, cumulative.bins, numNodes, inOffsets, summary);
   return cudaGetLastError();
 }
 template cudaError_t finishSummary<int32_t>(const DegreeHistogram &, uint32_t, const int32_t *, Summary *,
