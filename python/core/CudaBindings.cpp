@@ -56,7 +56,8 @@ SavedLayout savedLayout(const lower::LoweredLayer &lowered) {
   return out;
 }
 
-/// Device memory from Python callables: allocate(bytes) -> pointer and
+/// Device memory from an allocator outside gnnjit (torch's caching one),
+/// reached through Python callables: allocate(bytes) -> pointer and
 /// free(pointer) (torch.cuda.caching_allocator_alloc / _delete); or, given
 /// stream(device) -> the device's current stream, allocate(bytes, stream)
 /// (torch's builtin raw_alloc, which skips the public wrapper's Python
@@ -66,12 +67,12 @@ SavedLayout savedLayout(const lower::LoweredLayer &lowered) {
 /// allocation and a free call torch's allocator directly, with no GIL or
 /// Python; the callables serve only an allocation the table refused, so
 /// that torch raises its own error (out of memory) with its message.
-class PythonAllocator : public runtime::DeviceAllocator {
+class ExternalAllocator : public runtime::DeviceAllocator {
 public:
-  PythonAllocator(nb::callable allocate, nb::callable release, nb::object stream,
+  ExternalAllocator(nb::callable allocate, nb::callable release, nb::object stream,
                   const GnnjitAllocatorBridge *native)
       : allocate_(std::move(allocate)), release_(std::move(release)), stream_(std::move(stream)), native_(native) {}
-  ~PythonAllocator() override {
+  ~ExternalAllocator() override {
     if (!nb::is_alive()) { // the interpreter is gone: the callables' references with it
       allocate_.release();
       release_.release();
@@ -421,7 +422,7 @@ void registerCuda(nb::module_ &m) {
         if (allocate.is_none() && native != 0)
           throwUserError("set_device_allocator: a native allocator table needs allocate and free beside it");
         runtime::setDeviceAllocator(allocate.is_none() ? nullptr
-                                                       : std::make_shared<PythonAllocator>(nb::borrow<nb::callable>(allocate),
+                                                       : std::make_shared<ExternalAllocator>(nb::borrow<nb::callable>(allocate),
                                                                                            nb::borrow<nb::callable>(release),
                                                                                            std::move(stream),
                                                                                            allocatorBridge(native)));
