@@ -8,7 +8,9 @@ function and through its Python path, in one process (where a whole training ste
 Each figure is the median (and the minimum) over --blocks blocks of --calls calls, after 50 warm-up calls; the
 device is synchronised between blocks, not inside them. 'forward_call' is the eager entry of gnnjit.ops without
 an nn module (graph lookup, runner lookup, the call); the backward is torch.autograd.grad from a kept output with
-a dense gradient, with the autograd engine's threads on and off. Needs a CUDA device and the package's torch
+a dense gradient, with the autograd engine's threads on and off. For a layer of one input, a training step of 1
+and of 4 of it in a row: their difference over 3 is what one more layer adds to a step's host time, without the
+autograd engine's once-a-step cost that a single layer's backward carries alone. Needs a CUDA device and the package's torch
 operator library (the rows of the op alone are left out without it).
 """
 
@@ -82,8 +84,43 @@ def bench_layer(name: str, num_nodes: int, edge_index, args, device) -> None:
         finally:
             torch.autograd.set_multithreading_enabled(True)
     _torch_ops.enabled = initial
+    if len(xs) == 1:  # the layer's output can be its next input: a stack of layers
+        bench_stack(spec, edge_index, num_nodes, loops, leaves[0], t)
     a = torch.randn(num_nodes, args.width, device=device, requires_grad=True)
     print("for scale: torch's a * 2      ", t(lambda: a * 2))
+    doubled = a * 2
+    ones = torch.ones_like(doubled)
+    print("for scale: torch's a * 2, backward", t(lambda: torch.autograd.grad(doubled, a, ones, retain_graph=True)))
+
+
+STACK = (1, 4)
+
+
+def bench_stack(spec, edge_index, num_nodes: int, loops: str, leaf, t) -> None:
+    """A training step (forward, then torch.autograd.grad with a dense gradient) of STACK[0] and of STACK[1] of
+    the layer in a row, engine thread on and off; their difference over the extra layers is what one more layer
+    costs a step, without the autograd engine's once-a-step overhead."""
+    def step_of(depth: int):
+        def step():
+            h = leaf
+            for _ in range(depth):
+                h = _eager.forward_call(spec, edge_index, None, num_nodes, loops, [h], None)[0]
+            torch.autograd.grad(h, leaf, torch.ones_like(h))
+        return step
+
+    for threads in (True, False):
+        torch.autograd.set_multithreading_enabled(threads)
+        try:
+            medians = {}
+            for depth in STACK:
+                text = t(step_of(depth))
+                medians[depth] = float(text.split()[0])
+                print(f"step of {depth} layer(s), engine thread {'on ' if threads else 'off'}", text)
+            extra = (medians[STACK[1]] - medians[STACK[0]]) / (STACK[1] - STACK[0])
+            print(f"per layer (the {STACK[1]}-layer step less the {STACK[0]}-layer one, over {STACK[1] - STACK[0]}): "
+                  f"{extra:.1f}")
+        finally:
+            torch.autograd.set_multithreading_enabled(True)
 
 
 def main(argv=None) -> int:
