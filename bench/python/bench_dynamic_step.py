@@ -196,6 +196,7 @@ def profile_steps(step, args, device) -> None:
 PIECES = (
     ("gnnjit.graphs", "build_device_graph", "graph build"),
     ("gnnjit._layer_cache", "_cuda_run", "runner lookup (made once per graph)"),
+    ("gnnjit._torch_ops", "runner_of", "torch op's Runner lookup (made once per graph)"),
     ("gnnjit._torch_ops", "layer_op", "forward call, torch ops (its backward: C++)"),
     ("gnnjit._layer_cache", "_run_forward", "forward call, Python path"),
     ("gnnjit._registry", "backward_cuda", "backward call, Python path"),
