@@ -10,8 +10,8 @@ device is synchronised between blocks, not inside them. 'forward_call' is the ea
 an nn module (graph lookup, runner lookup, the call); the backward is torch.autograd.grad from a kept output with
 a dense gradient, with the autograd engine's threads on and off. For a layer of one input, a training step of 1
 and of 4 of it in a row: their difference over 3 is what one more layer adds to a step's host time, without the
-autograd engine's once-a-step cost that a single layer's backward carries alone. Needs a CUDA device and the package's torch
-operator library (the rows of the op alone are left out without it).
+autograd engine's once-a-step cost that a single layer's backward carries alone. Needs a CUDA device and the
+package's torch operator library (the rows of the op alone are left out without it).
 """
 
 from __future__ import annotations
