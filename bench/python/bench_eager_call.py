@@ -30,7 +30,8 @@ from bench_torch import load_graph
 LAYERS = {"gcn": (dict(weighted=False), "replace"), "sage": (dict(aggr="max"), "keep")}
 
 
-def host_us(call, calls: int, blocks: int) -> str:
+def host_times(call, calls: int, blocks: int) -> tuple:
+    """(median, minimum) host us per call over `blocks` blocks of `calls` calls, after 50 warm-up calls."""
     for _ in range(50):
         call()
     torch.cuda.synchronize()
@@ -41,7 +42,11 @@ def host_us(call, calls: int, blocks: int) -> str:
             call()
         times.append((time.perf_counter() - start) / calls * 1e6)
         torch.cuda.synchronize()
-    return f"{statistics.median(times):7.1f} (min {min(times):6.1f})"
+    return statistics.median(times), min(times)
+
+
+def shown(times: tuple) -> str:
+    return f"{times[0]:7.1f} (min {times[1]:6.1f})"
 
 
 def bench_layer(name: str, num_nodes: int, edge_index, args, device) -> None:
@@ -51,7 +56,8 @@ def bench_layer(name: str, num_nodes: int, edge_index, args, device) -> None:
     torch.manual_seed(0)
     xs = [torch.randn(1 if s["kind"] == "param" else num_nodes, s["size"], device=device) for s in layer.inputs]
     run = _layer_cache.runner_on(spec, layer, edge_index, None, num_nodes, loops, device)
-    t = lambda call: host_us(call, args.calls, args.blocks)  # noqa: E731
+    measure = lambda call: host_times(call, args.calls, args.blocks)  # noqa: E731
+    t = lambda call: shown(measure(call))  # noqa: E731
     print(f"== {args.graph} {name}, F={args.width}: host us per call, median (min)")
     print("torch.empty(n, F)             ", t(lambda: torch.empty((num_nodes, args.width), device=device)))
     print("runner lookup                 ", t(lambda: _layer_cache.runner_on(spec, layer, edge_index, None, num_nodes,
@@ -85,7 +91,7 @@ def bench_layer(name: str, num_nodes: int, edge_index, args, device) -> None:
             torch.autograd.set_multithreading_enabled(True)
     _torch_ops.enabled = initial
     if len(xs) == 1:  # the layer's output can be its next input: a stack of layers
-        bench_stack(spec, edge_index, num_nodes, loops, leaves[0], t)
+        bench_stack(spec, edge_index, num_nodes, loops, leaves[0], measure)
     a = torch.randn(num_nodes, args.width, device=device, requires_grad=True)
     print("for scale: torch's a * 2      ", t(lambda: a * 2))
     doubled = a * 2
@@ -96,7 +102,7 @@ def bench_layer(name: str, num_nodes: int, edge_index, args, device) -> None:
 STACK = (1, 4)
 
 
-def bench_stack(spec, edge_index, num_nodes: int, loops: str, leaf, t) -> None:
+def bench_stack(spec, edge_index, num_nodes: int, loops: str, leaf, measure) -> None:
     """A training step (forward, then torch.autograd.grad with a dense gradient) of STACK[0] and of STACK[1] of
     the layer in a row, engine thread on and off; their difference over the extra layers is what one more layer
     costs a step, without the autograd engine's once-a-step overhead."""
@@ -113,9 +119,9 @@ def bench_stack(spec, edge_index, num_nodes: int, loops: str, leaf, t) -> None:
         try:
             medians = {}
             for depth in STACK:
-                text = t(step_of(depth))
-                medians[depth] = float(text.split()[0])
-                print(f"step of {depth} layer(s), engine thread {'on ' if threads else 'off'}", text)
+                times = measure(step_of(depth))
+                medians[depth] = times[0]
+                print(f"step of {depth} layer(s), engine thread {'on ' if threads else 'off'}", shown(times))
             extra = (medians[STACK[1]] - medians[STACK[0]]) / (STACK[1] - STACK[0])
             print(f"per layer (the {STACK[1]}-layer step less the {STACK[0]}-layer one, over {STACK[1] - STACK[0]}): "
                   f"{extra:.1f}")

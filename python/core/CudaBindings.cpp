@@ -70,7 +70,7 @@ SavedLayout savedLayout(const lower::LoweredLayer &lowered) {
 class ExternalAllocator : public runtime::DeviceAllocator {
 public:
   ExternalAllocator(nb::callable allocate, nb::callable release, nb::object stream,
-                  const GnnjitAllocatorBridge *native)
+                    const GnnjitAllocatorBridge *native)
       : allocate_(std::move(allocate)), release_(std::move(release)), stream_(std::move(stream)), native_(native) {}
   ~ExternalAllocator() override {
     if (!nb::is_alive()) { // the interpreter is gone: the callables' references with it
@@ -422,10 +422,10 @@ void registerCuda(nb::module_ &m) {
         if (allocate.is_none() && native != 0)
           throwUserError("set_device_allocator: a native allocator table needs allocate and free beside it");
         runtime::setDeviceAllocator(allocate.is_none() ? nullptr
-                                                       : std::make_shared<ExternalAllocator>(nb::borrow<nb::callable>(allocate),
-                                                                                           nb::borrow<nb::callable>(release),
-                                                                                           std::move(stream),
-                                                                                           allocatorBridge(native)));
+                                                       : std::make_shared<ExternalAllocator>(
+                                                             nb::borrow<nb::callable>(allocate),
+                                                             nb::borrow<nb::callable>(release), std::move(stream),
+                                                             allocatorBridge(native)));
       },
       nb::arg("allocate").none(), nb::arg("free").none(), nb::arg("stream").none() = nb::none(),
       nb::arg("native") = 0,
